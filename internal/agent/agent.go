@@ -1,0 +1,315 @@
+// Package agent is the agent loop: it calls the model, journals what the
+// model streams, runs the tools it asks for (after approval when a tool
+// needs it) and repeats until the model answers without tools. It knows
+// nothing of databases or HTTP: a Host carries its events out and its
+// questions to people.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/id"
+	"github.com/caduceus-dev/caduceus/internal/provider"
+	"github.com/caduceus-dev/caduceus/internal/tool"
+	"github.com/caduceus-dev/caduceus/internal/transcript"
+)
+
+// Host is what the loop needs from the runner that executes it.
+type Host interface {
+	// Emit queues an event of the run. Events commit in emit order. It
+	// returns an error only when an earlier emit failed (the lease was lost).
+	Emit(typ event.Type, payload any) error
+	// Flush waits until every emitted event is durable.
+	Flush(ctx context.Context) error
+	// Approve obtains a decision for a call that needs approval: one of the
+	// approval choices, or "expired". It is idempotent per ToolCallID, so a
+	// resumed run waits on the request it filed before.
+	Approve(ctx context.Context, a ApprovalAsk) (string, error)
+	// Clarify asks the person a question and returns the answer, or ok false
+	// when the request expired.
+	Clarify(ctx context.Context, c ClarifyAsk) (answer string, ok bool, err error)
+}
+
+// ApprovalAsk describes a call waiting for approval.
+type ApprovalAsk struct {
+	ToolCallID string
+	Tool       string
+	Action     string
+	Reason     string
+}
+
+// ClarifyAsk is a question to the person.
+type ClarifyAsk struct {
+	ToolCallID string
+	Question   string
+	Choices    []string
+}
+
+// Loop runs one agent run. Its fields are fixed for the run.
+type Loop struct {
+	Provider  provider.Provider
+	Tools     *tool.Registry
+	Model     string
+	System    string
+	Workspace string
+	MaxTurns  int
+}
+
+// Result is how the loop ended. Err nil means completed; when ctx was
+// cancelled Run returns ctx's error instead and the caller decides.
+type Result struct {
+	Usage event.UsageTotals
+	Err   *event.ErrorInfo
+}
+
+// Run continues the conversation in history. pending are unfinished tool
+// calls of the last turn (a resumed run) to settle before the next model
+// call.
+func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pending []transcript.Pending) (Result, error) {
+	var res Result
+	msgs := append([]provider.Message(nil), history...)
+	if len(pending) > 0 {
+		results, err := l.settle(ctx, h, pending)
+		if err != nil {
+			return res, err
+		}
+		msgs = append(msgs, provider.Message{Role: provider.RoleTool, ToolResults: results})
+	}
+	maxTurns := l.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = 50
+	}
+	for i := 0; ; i++ {
+		if i == maxTurns {
+			res.Err = &event.ErrorInfo{Code: "max_turns", Message: fmt.Sprintf("stopped after %d model calls without a final answer", maxTurns)}
+			return res, h.Flush(ctx)
+		}
+		t, err := l.turn(ctx, h, msgs, i)
+		res.Usage = res.Usage.Add(t.usage)
+		if err != nil {
+			return res, err
+		}
+		if t.usage != (event.UsageTotals{}) {
+			if err := h.Emit(event.Usage, event.UsagePayload{TurnID: t.turnID, Turn: t.usage, Total: res.Usage}); err != nil {
+				return res, err
+			}
+		}
+		if t.err != nil {
+			res.Err = t.err
+			return res, h.Flush(ctx)
+		}
+		msgs = append(msgs, t.msg)
+		if len(t.msg.ToolCalls) == 0 {
+			return res, h.Flush(ctx)
+		}
+		results := make([]provider.ToolResult, 0, len(t.msg.ToolCalls))
+		for _, c := range t.msg.ToolCalls {
+			r, err := l.call(ctx, h, c, false)
+			if err != nil {
+				return res, err
+			}
+			results = append(results, r)
+		}
+		msgs = append(msgs, provider.Message{Role: provider.RoleTool, ToolResults: results})
+	}
+}
+
+// settle finishes the last turn of a resumed run: finished calls keep their
+// result, a call that had begun executing is reported interrupted, the rest
+// go through approval and run.
+func (l *Loop) settle(ctx context.Context, h Host, pending []transcript.Pending) ([]provider.ToolResult, error) {
+	out := make([]provider.ToolResult, 0, len(pending))
+	for _, p := range pending {
+		switch {
+		case p.Result != nil:
+			out = append(out, *p.Result)
+		case p.Executing:
+			if err := h.Emit(event.ToolDone, event.ToolDonePayload{ToolCallID: p.Call.ID, Name: p.Call.Name,
+				Status: event.ToolError, Output: transcript.InterruptedResult, Error: "interrupted: the worker stopped while this call ran; not re-run"}); err != nil {
+				return nil, err
+			}
+			out = append(out, provider.ToolResult{ToolCallID: p.Call.ID, Content: transcript.InterruptedResult, IsError: true})
+		default:
+			r, err := l.call(ctx, h, p.Call, true)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+type turnResult struct {
+	turnID string
+	msg    provider.Message
+	usage  event.UsageTotals
+	err    *event.ErrorInfo // the model failed
+}
+
+type partialCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+// turn makes one model call and journals what it streams.
+func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index int) (turnResult, error) {
+	var out turnResult
+	turnID := id.New("trn")
+	started := time.Now()
+	if err := h.Emit(event.TurnStarted, event.TurnStartedPayload{TurnID: turnID, Index: index}); err != nil {
+		return out, err
+	}
+	req := provider.Request{Model: l.Model, System: l.System, Messages: msgs, Tools: l.Tools.Specs()}
+
+	var text, reasoning strings.Builder
+	var msgID, rsnID, signature string
+	calls := map[int]*partialCall{}
+	stop := ""
+	var usage provider.Usage
+
+	closeReasoning := func(partial bool) error {
+		if rsnID == "" {
+			return nil
+		}
+		out.msg.Reasoning = append(out.msg.Reasoning, provider.Reasoning{Text: reasoning.String(), Signature: signature})
+		err := h.Emit(event.ReasoningDone, event.DonePayload{ID: rsnID, TurnID: turnID, Text: reasoning.String(), Signature: signature, Partial: partial})
+		rsnID, signature = "", ""
+		reasoning.Reset()
+		return err
+	}
+	closeText := func(partial bool) error {
+		if msgID == "" {
+			return nil
+		}
+		err := h.Emit(event.MessageDone, event.DonePayload{ID: msgID, TurnID: turnID, Text: text.String(), Partial: partial})
+		msgID = ""
+		return err
+	}
+
+	var streamErr error
+	for c, err := range l.Provider.Stream(ctx, req) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		switch c.Kind {
+		case provider.ChunkReasoning:
+			if rsnID == "" {
+				rsnID = id.New("rsn")
+			}
+			reasoning.WriteString(c.Text)
+			if c.Signature != "" {
+				signature = c.Signature
+			}
+			if c.Text != "" {
+				if err := h.Emit(event.ReasoningDelta, event.DeltaPayload{ID: rsnID, TurnID: turnID, Delta: c.Text}); err != nil {
+					return out, err
+				}
+			}
+		case provider.ChunkText:
+			if err := closeReasoning(false); err != nil {
+				return out, err
+			}
+			if msgID == "" {
+				msgID = id.New("msg")
+			}
+			text.WriteString(c.Text)
+			if err := h.Emit(event.MessageDelta, event.DeltaPayload{ID: msgID, TurnID: turnID, Delta: c.Text}); err != nil {
+				return out, err
+			}
+		case provider.ChunkToolCall:
+			if err := closeReasoning(false); err != nil {
+				return out, err
+			}
+			pc := calls[c.ToolCall.Index]
+			if pc == nil {
+				pc = &partialCall{}
+				calls[c.ToolCall.Index] = pc
+			}
+			if c.ToolCall.ID != "" {
+				pc.id = c.ToolCall.ID
+			}
+			if c.ToolCall.Name != "" {
+				pc.name = c.ToolCall.Name
+			}
+			pc.args.WriteString(c.ToolCall.ArgsFragment)
+		case provider.ChunkUsage:
+			usage = c.Usage
+		case provider.ChunkDone:
+			stop = c.StopReason
+		}
+	}
+	out.turnID = turnID
+	out.usage = event.UsageTotals{InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens,
+		CachedTokens: usage.CachedTokens, ReasoningTokens: usage.ReasoningTokens}
+	out.msg.Role, out.msg.Text = provider.RoleAssistant, text.String()
+
+	if streamErr != nil {
+		if ctx.Err() != nil {
+			// Cancelled: keep what streamed; Finish closes the rest.
+			return out, errors.Join(ctx.Err(), h.Flush(context.WithoutCancel(ctx)))
+		}
+		if err := errors.Join(closeReasoning(true), closeText(true)); err != nil {
+			return out, err
+		}
+		out.err = providerError(l.Provider.Name(), streamErr)
+		return out, h.Emit(event.TurnEnded, event.TurnEndedPayload{TurnID: turnID, StopReason: "error", DurationMS: time.Since(started).Milliseconds()})
+	}
+	if err := errors.Join(closeReasoning(false), closeText(false)); err != nil {
+		return out, err
+	}
+	idx := make([]int, 0, len(calls))
+	for i := range calls {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		pc := calls[i]
+		if pc.id == "" {
+			pc.id = id.New("call")
+		}
+		out.msg.ToolCalls = append(out.msg.ToolCalls, provider.ToolCall{ID: pc.id, Name: pc.name, Args: normaliseArgs(pc.args.String())})
+	}
+	if err := h.Emit(event.TurnEnded, event.TurnEndedPayload{TurnID: turnID, StopReason: stop, DurationMS: time.Since(started).Milliseconds()}); err != nil {
+		return out, err
+	}
+	for _, c := range out.msg.ToolCalls {
+		label := c.Name
+		if t, ok := l.Tools.Get(c.Name); ok {
+			label = t.Label(c.Args)
+		}
+		if err := h.Emit(event.ToolStarted, event.ToolStartedPayload{ToolCallID: c.ID, Name: c.Name, Label: label, Args: c.Args, TurnID: turnID}); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// normaliseArgs keeps the history valid JSON even when a model streamed
+// malformed arguments: the tool then reports the problem to the model.
+func normaliseArgs(s string) json.RawMessage {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return json.RawMessage("{}")
+	}
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(map[string]string{"_invalid_json": s})
+	return b
+}
+
+func providerError(name string, err error) *event.ErrorInfo {
+	if pe, ok := provider.AsError(err); ok {
+		return &event.ErrorInfo{Code: "provider_" + pe.Code, Message: pe.Provider + ": " + pe.Message}
+	}
+	return &event.ErrorInfo{Code: "provider_error", Message: name + ": " + err.Error()}
+}

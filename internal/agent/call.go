@@ -1,0 +1,108 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/provider"
+	"github.com/caduceus-dev/caduceus/internal/tool"
+)
+
+// ChoiceExpired is what Host.Approve returns when nobody answered in time.
+const ChoiceExpired = "expired"
+
+// call settles one tool call: clarify goes to the person, a call that needs
+// approval waits for it, then the tool runs and its result is journaled.
+// It returns an error only when the run must stop (cancel, lost lease).
+func (l *Loop) call(ctx context.Context, h Host, c provider.ToolCall, resumed bool) (provider.ToolResult, error) {
+	started := time.Now()
+	res, err := l.decideAndRun(ctx, h, c)
+	if err != nil {
+		return provider.ToolResult{}, err
+	}
+	var data json.RawMessage
+	if res.Data != nil {
+		if b, err := json.Marshal(res.Data); err == nil {
+			data = b
+		}
+	}
+	done := event.ToolDonePayload{ToolCallID: c.ID, Name: c.Name, Status: res.Status,
+		DurationMS: time.Since(started).Milliseconds(), Output: res.Output, Result: data}
+	if res.Status != event.ToolOK {
+		done.Error = firstLine(res.Output)
+	}
+	if err := h.Emit(event.ToolDone, done); err != nil {
+		return provider.ToolResult{}, err
+	}
+	if ctx.Err() != nil {
+		// The tool saw the cancel and returned; its result is journaled,
+		// now the run stops.
+		return provider.ToolResult{}, ctx.Err()
+	}
+	return provider.ToolResult{ToolCallID: c.ID, Content: res.Output, IsError: res.Status != event.ToolOK}, nil
+}
+
+func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall) (tool.Result, error) {
+	t, ok := l.Tools.Get(c.Name)
+	if !ok {
+		return tool.Result{Status: event.ToolError, Output: fmt.Sprintf("unknown tool %q; available tools: %v", c.Name, l.Tools.Names())}, nil
+	}
+	if c.Name == "clarify" {
+		q, choices, err := tool.ParseClarify(c.Args)
+		if err != nil {
+			return tool.Result{Status: event.ToolError, Output: "invalid arguments: " + err.Error()}, nil
+		}
+		answer, ok, err := h.Clarify(ctx, ClarifyAsk{ToolCallID: c.ID, Question: q, Choices: choices})
+		if err != nil {
+			return tool.Result{}, err
+		}
+		if !ok {
+			return tool.Result{Status: event.ToolError, Output: "The question expired without an answer. Continue with your best judgement and say what you assumed."}, nil
+		}
+		return tool.Result{Status: event.ToolOK, Output: "The user answered: " + answer, Data: map[string]any{"answer": answer}}, nil
+	}
+	if a := t.Approval(c.Args); a.Needed {
+		choice, err := h.Approve(ctx, ApprovalAsk{ToolCallID: c.ID, Tool: c.Name, Action: a.Action, Reason: a.Reason})
+		if err != nil {
+			return tool.Result{}, err
+		}
+		switch choice {
+		case ChoiceExpired:
+			return tool.Result{Status: event.ToolDenied, Output: "Not run: the approval request expired without an answer."}, nil
+		case "deny":
+			return tool.Result{Status: event.ToolDenied, Output: "Not run: the user denied this action."}, nil
+		}
+	}
+	if err := h.Emit(event.ToolUpdated, event.ToolUpdatedPayload{ToolCallID: c.ID, Phase: "executing"}); err != nil {
+		return tool.Result{}, err
+	}
+	// The executing mark must be durable before the tool touches anything:
+	// after a crash, it is what says "do not run this again".
+	if err := h.Flush(ctx); err != nil {
+		return tool.Result{}, err
+	}
+	env := tool.Env{Workspace: l.Workspace, Progress: func(stream, text string) {
+		_ = h.Emit(event.ToolUpdated, event.ToolUpdatedPayload{ToolCallID: c.ID, Stream: stream, Output: text})
+	}}
+	res, err := t.Run(ctx, env, c.Args)
+	if err != nil {
+		return tool.Result{Status: event.ToolError, Output: "tool failed: " + err.Error()}, nil
+	}
+	return res, nil
+}
+
+func firstLine(s string) string {
+	for i, r := range s {
+		if r == '\n' {
+			s = s[:i]
+			break
+		}
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

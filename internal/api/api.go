@@ -1,0 +1,160 @@
+// Package api is the JSON and Server-Sent Events interface of Caduceus. It
+// is the web tier: it reads the store and writes intents through the
+// control package; it never executes a run.
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/httpguard"
+	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+// Info describes the running server for /api/meta.
+type Info struct {
+	Version       string
+	SchemaVersion int
+	DefaultModel  string
+	Demo          bool // the default model is the offline demo
+}
+
+// Options tune the API. Zero values mean the defaults.
+type Options struct {
+	Heartbeat   time.Duration // SSE keep-alive comment interval; default 15s
+	LeaseWindow time.Duration // a runner is live if it beat within this; default 45s
+}
+
+// API serves the HTTP interface.
+type API struct {
+	st   store.Store
+	svc  *control.Service
+	hub  *journal.Hub
+	info Info
+	opt  Options
+	log  *slog.Logger
+}
+
+// New returns the API.
+func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt Options, log *slog.Logger) *API {
+	if opt.Heartbeat <= 0 {
+		opt.Heartbeat = 15 * time.Second
+	}
+	if opt.LeaseWindow <= 0 {
+		opt.LeaseWindow = 45 * time.Second
+	}
+	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log}
+}
+
+// Handler returns the routes. Wrap it with httpguard.
+func (a *API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/health", a.health)
+	mux.HandleFunc("GET /api/meta", a.meta)
+
+	mux.HandleFunc("GET /api/sessions", a.listSessions)
+	mux.HandleFunc("POST /api/sessions", a.createSession)
+	mux.HandleFunc("GET /api/sessions/{id}", a.getSession)
+	mux.HandleFunc("PATCH /api/sessions/{id}", a.patchSession)
+	mux.HandleFunc("DELETE /api/sessions/{id}", a.deleteSession)
+	mux.HandleFunc("GET /api/sessions/{id}/messages", a.listMessages)
+	mux.HandleFunc("POST /api/sessions/{id}/messages", a.sendMessage)
+	mux.HandleFunc("GET /api/sessions/{id}/runs", a.listSessionRuns)
+	mux.HandleFunc("GET /api/sessions/{id}/events", a.sessionEvents)
+
+	mux.HandleFunc("GET /api/runs/{id}", a.getRun)
+	mux.HandleFunc("POST /api/runs/{id}/cancel", a.cancelRun)
+	mux.HandleFunc("GET /api/runs/{id}/events", a.runEvents)
+
+	mux.HandleFunc("GET /api/requests", a.listRequests)
+	mux.HandleFunc("GET /api/requests/{id}", a.getRequest)
+	mux.HandleFunc("POST /api/requests/{id}/respond", a.respond)
+
+	mux.HandleFunc("GET /api/rules", a.listRules)
+	mux.HandleFunc("DELETE /api/rules/{id}", a.deleteRule)
+
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "no such API route", nil)
+	})
+	return mux
+}
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string, details map[string]any) {
+	httpguard.WriteError(w, status, code, msg, details)
+}
+
+// statusOf maps stable error codes to HTTP statuses.
+func statusOf(code string) int {
+	switch code {
+	case control.CodeNotFound:
+		return http.StatusNotFound
+	case control.CodeSessionBusy, control.CodeNotPending, control.CodeConflict:
+		return http.StatusConflict
+	default:
+		return http.StatusBadRequest
+	}
+}
+
+// fail writes err: a client error with its code, anything else as a 500
+// whose details stay in the log.
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if ce, ok := control.AsError(err); ok {
+		writeError(w, statusOf(ce.Code), ce.Code, ce.Message, ce.Details)
+		return
+	}
+	if r.Context().Err() != nil {
+		return // the client went away
+	}
+	a.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, "internal_error", "internal error; see the server log", nil)
+}
+
+// decode reads a JSON body into v strictly: unknown fields, trailing data
+// and non-JSON content types are rejected before anything changes.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as application/json", nil)
+			return false
+		}
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("unexpected data after the JSON value")
+	}
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("unexpected data after the JSON value")
+		}
+	}
+	switch {
+	case err == nil:
+		return true
+	case httpguard.IsBodyTooLarge(err):
+		writeError(w, http.StatusRequestEntityTooLarge, httpguard.CodeBodyTooLarge, "request body is too large", nil)
+	case errors.Is(err, io.EOF):
+		writeError(w, http.StatusBadRequest, control.CodeInvalidInput, "request body must be a JSON object", nil)
+	default:
+		writeError(w, http.StatusBadRequest, control.CodeInvalidInput, "invalid JSON body: "+strings.TrimPrefix(err.Error(), "json: "), nil)
+	}
+	return false
+}

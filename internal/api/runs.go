@@ -1,0 +1,205 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+func (a *API) runView(r *http.Request, ru store.Run) (runView, error) {
+	cursor, err := a.st.RunCursor(r.Context(), ru.ID)
+	if err != nil {
+		return runView{}, err
+	}
+	var pending []string
+	if ru.Status == run.AwaitingApproval || ru.Status == run.AwaitingClarify || ru.Status == run.Cancelling {
+		reqs, err := a.st.ListRequests(r.Context(), store.RequestQuery{RunID: ru.ID, Status: store.RequestPending})
+		if err != nil {
+			return runView{}, err
+		}
+		for _, q := range reqs {
+			pending = append(pending, q.ID)
+		}
+	}
+	return newRunView(ru, cursor, pending), nil
+}
+
+func (a *API) writeRun(w http.ResponseWriter, r *http.Request, status int, ru store.Run) {
+	v, err := a.runView(r, ru)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, status, v)
+}
+
+func (a *API) getRun(w http.ResponseWriter, r *http.Request) {
+	rid, ok := pathID(w, r, "run", "run")
+	if !ok {
+		return
+	}
+	ru, err := a.st.GetRun(r.Context(), rid)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeRun(w, r, http.StatusOK, ru)
+}
+
+// cancelRun records the intent; the owning runner stops the run and writes
+// the terminal event. Repeating it changes nothing.
+func (a *API) cancelRun(w http.ResponseWriter, r *http.Request) {
+	rid, ok := pathID(w, r, "run", "run")
+	if !ok {
+		return
+	}
+	ru, err := a.svc.Cancel(r.Context(), rid)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	status := http.StatusAccepted
+	if ru.Status.Terminal() {
+		status = http.StatusOK
+	}
+	a.writeRun(w, r, status, ru)
+}
+
+func (a *API) listRequests(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	status := q.Get("status")
+	switch status {
+	case "", store.RequestPending, store.RequestResolved, store.RequestExpired, store.RequestCancelled:
+	default:
+		writeError(w, http.StatusBadRequest, control.CodeInvalidInput, "status must be pending, resolved, expired or cancelled", nil)
+		return
+	}
+	reqs, err := a.st.ListRequests(r.Context(), store.RequestQuery{Status: status, SessionID: q.Get("session_id")})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	out := make([]requestView, len(reqs))
+	for i, rq := range reqs {
+		out[i] = newRequestView(rq)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"requests": out})
+}
+
+func (a *API) getRequest(w http.ResponseWriter, r *http.Request) {
+	qid, ok := pathID(w, r, "req", "request")
+	if !ok {
+		return
+	}
+	q, err := a.st.GetRequest(r.Context(), qid)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newRequestView(q))
+}
+
+func (a *API) respond(w http.ResponseWriter, r *http.Request) {
+	qid, ok := pathID(w, r, "req", "request")
+	if !ok {
+		return
+	}
+	var in struct {
+		Choice string `json:"choice"`
+		Answer string `json:"answer"`
+	}
+	if !decode(w, r, &in) {
+		return
+	}
+	q, err := a.svc.Respond(r.Context(), qid, control.Response{Choice: in.Choice, Answer: in.Answer})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newRequestView(q))
+}
+
+func (a *API) listRules(w http.ResponseWriter, r *http.Request) {
+	rules, err := a.st.ListRules(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if rules == nil {
+		rules = []store.Rule{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rules": rules})
+}
+
+func (a *API) deleteRule(w http.ResponseWriter, r *http.Request) {
+	rid, ok := pathID(w, r, "rul", "rule")
+	if !ok {
+		return
+	}
+	if err := a.svc.DeleteRule(r.Context(), rid); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (a *API) health(w http.ResponseWriter, r *http.Request) {
+	out := map[string]any{"status": "ok", "store": "ok"}
+	if _, err := a.st.LastEventID(r.Context()); err != nil {
+		a.log.Error("health: store", "err", err)
+		out["status"], out["store"] = "degraded", "unavailable"
+		writeJSON(w, http.StatusServiceUnavailable, out)
+		return
+	}
+	runners, err := a.st.ListRunners(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	live := []store.RunnerInfo{}
+	for _, ru := range runners {
+		if time.Since(ru.HeartbeatAt) < a.opt.LeaseWindow {
+			live = append(live, ru)
+		}
+	}
+	queued, err := a.st.RunsWithStatus(r.Context(), run.Queued)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	out["runners"], out["queue_depth"] = live, len(queued)
+	if len(live) == 0 && len(queued) > 0 {
+		out["status"] = "degraded"
+		out["reason"] = "runs are queued but no runner is alive"
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// SchemaVersion of the API and event shapes; bump on incompatible change.
+const SchemaVersion = 1
+
+func (a *API) meta(w http.ResponseWriter, r *http.Request) {
+	types := []string{}
+	for _, i := range event.Catalog() {
+		types = append(types, string(i.Type))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"product":        "caduceus",
+		"version":        a.info.Version,
+		"schema_version": SchemaVersion,
+		"store_schema":   a.info.SchemaVersion,
+		"default_model":  a.info.DefaultModel,
+		"demo_model":     a.info.Demo,
+		"capabilities": map[string]any{
+			"event_types":      types,
+			"if_busy":          []string{control.IfBusyEnqueue, control.IfBusyInterrupt, control.IfBusyReject},
+			"approval_choices": control.ApprovalChoices(),
+			"stream_resume":    []string{"Last-Event-ID", "after"},
+			"run_statuses":     run.All(),
+		},
+	})
+}

@@ -1,0 +1,236 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/id"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/transcript"
+)
+
+// busyStatuses are the statuses that keep a session busy.
+func busyStatuses() []run.Status {
+	var out []run.Status
+	for _, s := range run.All() {
+		if s.Busy() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pathID returns the {id} path value when it is a well-formed id of the
+// prefix; otherwise it answers 404 itself, without touching the store.
+func pathID(w http.ResponseWriter, r *http.Request, prefix, what string) (string, bool) {
+	v := r.PathValue("id")
+	if !id.Valid(prefix, v) {
+		writeError(w, http.StatusNotFound, control.CodeNotFound, what+" not found", nil)
+		return "", false
+	}
+	return v, true
+}
+
+func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := 50
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 200 {
+			writeError(w, http.StatusBadRequest, control.CodeInvalidInput, "limit must be an integer from 1 to 200", nil)
+			return
+		}
+		limit = n
+	}
+	sessions, next, err := a.st.ListSessions(r.Context(), store.SessionPage{Limit: limit, Cursor: q.Get("cursor"), Query: q.Get("q")})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	busy, err := a.st.RunsWithStatus(r.Context(), busyStatuses()...)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	out := make([]sessionView, len(sessions))
+	for i, s := range sessions {
+		out[i] = newSessionView(s, busy)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": out, "next_cursor": next})
+}
+
+func (a *API) sessionView(r *http.Request, sessionID string) (sessionView, error) {
+	s, err := a.st.GetSession(r.Context(), sessionID)
+	if err != nil {
+		return sessionView{}, err
+	}
+	runs, err := a.st.SessionRuns(r.Context(), sessionID)
+	if err != nil {
+		return sessionView{}, err
+	}
+	var busy []store.Run
+	for _, ru := range runs {
+		if ru.Status.Busy() {
+			busy = append(busy, ru)
+		}
+	}
+	return newSessionView(s, busy), nil
+}
+
+func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Title     string `json:"title"`
+		Workspace string `json:"workspace"`
+		Model     string `json:"model"`
+	}
+	if r.ContentLength != 0 && !decode(w, r, &in) {
+		return
+	}
+	s, err := a.svc.CreateSession(r.Context(), control.NewSession{Title: in.Title, Workspace: in.Workspace, Model: in.Model})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, newSessionView(s, nil))
+}
+
+func (a *API) getSession(w http.ResponseWriter, r *http.Request) {
+	sid, ok := pathID(w, r, "ses", "session")
+	if !ok {
+		return
+	}
+	v, err := a.sessionView(r, sid)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (a *API) patchSession(w http.ResponseWriter, r *http.Request) {
+	sid, ok := pathID(w, r, "ses", "session")
+	if !ok {
+		return
+	}
+	var in struct {
+		Title *string `json:"title"`
+		Model *string `json:"model"`
+	}
+	if !decode(w, r, &in) {
+		return
+	}
+	if _, err := a.svc.UpdateSession(r.Context(), sid, control.SessionPatch{Title: in.Title, Model: in.Model}); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	v, err := a.sessionView(r, sid)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) {
+	sid, ok := pathID(w, r, "ses", "session")
+	if !ok {
+		return
+	}
+	if err := a.svc.DeleteSession(r.Context(), sid); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// listMessages serves the normalised transcript, run by run, and the
+// cursor to stream from so nothing is missed or shown twice.
+func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
+	sid, ok := pathID(w, r, "ses", "session")
+	if !ok {
+		return
+	}
+	if _, err := a.st.GetSession(r.Context(), sid); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	// The cursor is read first: events committed after it are both in the
+	// transcript and on the stream, and the client drops what it has seen.
+	cursor, err := a.st.LastEventID(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	runs, err := a.st.SessionRuns(r.Context(), sid)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	evs, err := a.st.Events(r.Context(), store.EventQuery{SessionID: sid})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	ids := make([]string, len(runs))
+	for i, ru := range runs {
+		ids[i] = ru.ID
+	}
+	items := transcript.FoldRuns(evs, ids, "")
+	if items == nil {
+		items = []transcript.Item{}
+	}
+	last := cursor
+	if n := len(evs); n > 0 && evs[n-1].ID > last {
+		last = evs[n-1].ID
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "last_event_id": last})
+}
+
+func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
+	sid, ok := pathID(w, r, "ses", "session")
+	if !ok {
+		return
+	}
+	var in struct {
+		Content string `json:"content"`
+		IfBusy  string `json:"if_busy"`
+		Model   string `json:"model"`
+	}
+	if !decode(w, r, &in) {
+		return
+	}
+	ru, err := a.svc.Send(r.Context(), sid, control.Message{Content: in.Content, IfBusy: in.IfBusy, Model: in.Model})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeRun(w, r, http.StatusAccepted, ru)
+}
+
+func (a *API) listSessionRuns(w http.ResponseWriter, r *http.Request) {
+	sid, ok := pathID(w, r, "ses", "session")
+	if !ok {
+		return
+	}
+	if _, err := a.st.GetSession(r.Context(), sid); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	runs, err := a.st.SessionRuns(r.Context(), sid)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	out := make([]runView, 0, len(runs))
+	for _, ru := range runs {
+		v, err := a.runView(r, ru)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": out})
+}

@@ -1,0 +1,96 @@
+package api
+
+import (
+	"encoding/json"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+// The JSON shapes of resources. Timestamps are RFC 3339 UTC with
+// milliseconds (event.Time); absent ones are null.
+
+type sessionView struct {
+	ID          string     `json:"id"`
+	Title       string     `json:"title"`
+	Workspace   string     `json:"workspace"`
+	Model       string     `json:"model"`
+	CreatedAt   event.Time `json:"created_at"`
+	UpdatedAt   event.Time `json:"updated_at"`
+	Status      string     `json:"status"` // idle, or the status of the active run
+	ActiveRunID string     `json:"active_run_id,omitempty"`
+	QueuedRuns  int        `json:"queued_runs"`
+}
+
+func newSessionView(s store.Session, busy []store.Run) sessionView {
+	v := sessionView{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model,
+		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}, Status: "idle"}
+	for _, r := range busy {
+		if r.SessionID != s.ID {
+			continue
+		}
+		if r.Status == run.Queued {
+			v.QueuedRuns++
+			if v.ActiveRunID == "" {
+				v.Status = string(run.Queued)
+			}
+			continue
+		}
+		v.ActiveRunID, v.Status = r.ID, string(r.Status)
+	}
+	return v
+}
+
+type runView struct {
+	ID                string            `json:"id"`
+	SessionID         string            `json:"session_id"`
+	Status            run.Status        `json:"status"`
+	Terminal          bool              `json:"terminal"`
+	Input             string            `json:"input"`
+	Model             string            `json:"model"`
+	Attempt           int               `json:"attempt"`
+	LastEventID       int64             `json:"last_event_id"`
+	LastSeq           int64             `json:"last_seq"`
+	Controls          []run.Control     `json:"controls"`
+	PendingRequestIDs []string          `json:"pending_request_ids"`
+	Usage             event.UsageTotals `json:"usage"`
+	Error             *event.ErrorInfo  `json:"error,omitempty"`
+	CreatedAt         event.Time        `json:"created_at"`
+	StartedAt         event.Time        `json:"started_at"`
+	EndedAt           event.Time        `json:"ended_at"`
+}
+
+func newRunView(r store.Run, cursor int64, pending []string) runView {
+	v := runView{ID: r.ID, SessionID: r.SessionID, Status: r.Status, Terminal: r.Status.Terminal(),
+		Input: r.Input, Model: r.Model, Attempt: r.Attempt, LastEventID: cursor, LastSeq: r.LastSeq,
+		Controls: run.Controls(r.Status), PendingRequestIDs: pending, Usage: r.Usage,
+		CreatedAt: event.Time{Time: r.CreatedAt}, StartedAt: event.Time{Time: r.StartedAt}, EndedAt: event.Time{Time: r.EndedAt}}
+	if v.PendingRequestIDs == nil {
+		v.PendingRequestIDs = []string{}
+	}
+	if r.ErrorCode != "" {
+		v.Error = &event.ErrorInfo{Code: r.ErrorCode, Message: r.ErrorMessage}
+	}
+	return v
+}
+
+type requestView struct {
+	ID         string          `json:"id"`
+	Kind       string          `json:"kind"`
+	Status     string          `json:"status"`
+	RunID      string          `json:"run_id"`
+	SessionID  string          `json:"session_id"`
+	ToolCallID string          `json:"tool_call_id"`
+	Prompt     json.RawMessage `json:"prompt"`
+	Response   string          `json:"response,omitempty"`
+	CreatedAt  event.Time      `json:"created_at"`
+	ExpiresAt  event.Time      `json:"expires_at"`
+	ResolvedAt event.Time      `json:"resolved_at"`
+}
+
+func newRequestView(q store.Request) requestView {
+	return requestView{ID: q.ID, Kind: q.Kind, Status: q.Status, RunID: q.RunID, SessionID: q.SessionID,
+		ToolCallID: q.ToolCallID, Prompt: q.Prompt, Response: q.Response,
+		CreatedAt: event.Time{Time: q.CreatedAt}, ExpiresAt: event.Time{Time: q.ExpiresAt}, ResolvedAt: event.Time{Time: q.ResolvedAt}}
+}

@@ -1,0 +1,156 @@
+// Package app assembles a Caduceus process from its parts: store, journal
+// writer and hub, runner, API and HTTP server. cmd/caduceus and the
+// end-to-end tests start the same assembly.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/api"
+	"github.com/caduceus-dev/caduceus/internal/config"
+	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/httpguard"
+	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/provider"
+	"github.com/caduceus-dev/caduceus/internal/provider/demo"
+	"github.com/caduceus-dev/caduceus/internal/runner"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
+	"github.com/caduceus-dev/caduceus/internal/tool"
+)
+
+// App is one running Caduceus process.
+type App struct {
+	cfg    config.Config
+	log    *slog.Logger
+	st     *sqlite.DB
+	w      *journal.Writer
+	hub    *journal.Hub
+	runner *runner.Runner
+	srv    *http.Server
+	ln     net.Listener
+	prov   provider.Provider
+}
+
+// New opens the store and binds the listener; Run serves.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+	guard, err := httpguard.New(httpguard.Config{Addr: cfg.Addr, Token: cfg.Token})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	script := demo.Default()
+	if cfg.DemoScript != "" {
+		if script, err = demo.LoadScript(cfg.DemoScript); err != nil {
+			return nil, err
+		}
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "caduceus.db"))
+	if err != nil {
+		return nil, err
+	}
+	a := &App{cfg: cfg, log: log, st: st, prov: demo.New(script)}
+	a.hub = journal.NewHub(st, 0, log)
+	a.w = journal.NewWriter(st, a.hub.Poke, log)
+	tools := tool.Builtin(tool.Config{})
+	a.runner = runner.New(runner.Config{Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version},
+		st, a.w, a.hub, tools, a.resolve, log)
+	svc := control.NewService(st, a.w, cfg.Workspace)
+	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: sqlite.SchemaVersion,
+		DefaultModel: a.prov.Name(), Demo: a.prov.Demo()}, api.Options{LeaseWindow: 3 * cfg.Lease}, log)
+
+	mux := http.NewServeMux()
+	mux.Handle("/api/", ap.Handler())
+	mux.HandleFunc("GET /{$}", landing)
+	a.srv = &http.Server{Handler: guard.Wrap(mux), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+
+	if a.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	return a, nil
+}
+
+// resolve picks the provider for a model. Until real providers exist, every
+// model is served by the demo model, and the events say so.
+func (a *App) resolve(model string) (provider.Provider, string, error) {
+	return a.prov, "demo", nil
+}
+
+// URL is the address the server answers on.
+func (a *App) URL() string { return "http://" + a.ln.Addr().String() }
+
+// Run serves until ctx ends, then shuts down in dependency order: streams
+// and HTTP first, then the runner (which releases its runs), then the
+// journal writer, hub and store.
+func (a *App) Run(ctx context.Context) error {
+	a.w.Start()
+	hubCtx, stopHub := context.WithCancel(context.Background())
+	runCtx, stopRunner := context.WithCancel(context.Background())
+	streamsCtx, stopStreams := context.WithCancel(context.Background())
+	a.srv.BaseContext = func(net.Listener) context.Context { return streamsCtx }
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := a.hub.Run(hubCtx); err != nil {
+			a.log.Error("journal hub stopped", "err", err)
+		}
+	}()
+	runnerDone := make(chan struct{})
+	go func() {
+		defer wg.Done()
+		defer close(runnerDone)
+		if err := a.runner.Run(runCtx); err != nil {
+			a.log.Error("runner stopped", "err", err)
+		}
+	}()
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- a.srv.Serve(a.ln) }()
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-srvErr:
+	}
+	stopStreams()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = a.srv.Shutdown(sctx)
+	cancel()
+	stopRunner()
+	<-runnerDone
+	a.w.Close()
+	stopHub()
+	wg.Wait()
+	if cerr := a.st.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func landing(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write([]byte(landingHTML))
+}
+
+const landingHTML = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Caduceus</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#222}
+code{background:#f2f2f2;padding:.1em .3em;border-radius:3px}@media (prefers-color-scheme:dark){body{background:#111;color:#ddd}code{background:#222}}</style>
+<h1>Caduceus</h1><p>The engine is running. The browser workbench is not built yet; use the JSON API:</p>
+<ul><li><code>GET /api/meta</code> — version and capabilities</li><li><code>GET /api/sessions</code> — sessions</li>
+<li><code>GET /api/requests?status=pending</code> — what needs you</li></ul><p>See docs/API.md in the repository.</p></html>`

@@ -1,0 +1,384 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/id"
+	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+// Limits on client input.
+const (
+	MaxMessageBytes = 256 << 10
+	MaxTitleRunes   = 200
+)
+
+// Busy policies for a message sent to a session with a busy run.
+const (
+	IfBusyEnqueue   = "enqueue"
+	IfBusyInterrupt = "interrupt"
+	IfBusyReject    = "reject"
+)
+
+// Service writes intents through the journal writer.
+type Service struct {
+	st        store.Store
+	w         *journal.Writer
+	workspace string // default workspace of new sessions
+}
+
+// NewService returns a Service.
+func NewService(st store.Store, w *journal.Writer, workspace string) *Service {
+	return &Service{st: st, w: w, workspace: workspace}
+}
+
+// NewSession is the input of CreateSession.
+type NewSession struct {
+	Title     string
+	Workspace string
+	Model     string
+}
+
+// CreateSession creates an empty session.
+func (s *Service) CreateSession(ctx context.Context, in NewSession) (store.Session, error) {
+	title, err := cleanTitle(in.Title)
+	if err != nil {
+		return store.Session{}, err
+	}
+	ws := s.workspace
+	if in.Workspace != "" {
+		if ws, err = checkWorkspace(in.Workspace); err != nil {
+			return store.Session{}, err
+		}
+	}
+	now := time.Now().UTC()
+	sess := store.Session{ID: id.New("ses"), Title: title, Workspace: ws, Model: strings.TrimSpace(in.Model), CreatedAt: now, UpdatedAt: now}
+	err = s.w.Do(ctx, func(tx store.Tx) error { return tx.InsertSession(ctx, sess) })
+	return sess, err
+}
+
+func checkWorkspace(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", errorf(CodeInvalidInput, "workspace must be an absolute path")
+	}
+	fi, err := os.Stat(p)
+	if err != nil || !fi.IsDir() {
+		return "", errorf(CodeInvalidInput, "workspace %q is not an existing directory", p)
+	}
+	return filepath.Clean(p), nil
+}
+
+func cleanTitle(t string) (string, error) {
+	t = strings.TrimSpace(t)
+	if !utf8.ValidString(t) || strings.ContainsAny(t, "\x00\r\n") {
+		return "", errorf(CodeInvalidInput, "title must be one line of UTF-8 text")
+	}
+	if utf8.RuneCountInString(t) > MaxTitleRunes {
+		return "", errorf(CodeInvalidInput, "title is longer than %d characters", MaxTitleRunes)
+	}
+	return t, nil
+}
+
+// SessionPatch is the input of UpdateSession; nil fields stay unchanged.
+type SessionPatch struct {
+	Title *string
+	Model *string
+}
+
+// UpdateSession renames a session or changes its model.
+func (s *Service) UpdateSession(ctx context.Context, sessionID string, p SessionPatch) (store.Session, error) {
+	var out store.Session
+	if p.Title != nil {
+		t, err := cleanTitle(*p.Title)
+		if err != nil {
+			return out, err
+		}
+		p.Title = &t
+	}
+	err := s.w.Do(ctx, func(tx store.Tx) error {
+		sess, err := tx.GetSession(ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		if p.Title != nil {
+			sess.Title = *p.Title
+		}
+		if p.Model != nil {
+			sess.Model = strings.TrimSpace(*p.Model)
+		}
+		sess.UpdatedAt = time.Now().UTC()
+		out = sess
+		return tx.UpdateSession(ctx, sess)
+	})
+	return out, err
+}
+
+// DeleteSession deletes a session and its journal. A session with a busy run
+// is refused: cancel the run first, so no runner writes into a void.
+func (s *Service) DeleteSession(ctx context.Context, sessionID string) error {
+	return s.w.Do(ctx, func(tx store.Tx) error {
+		runs, err := tx.SessionRuns(ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.GetSession(ctx, sessionID); err != nil {
+			return err
+		}
+		for _, r := range runs {
+			if r.Status.Busy() {
+				return &Error{Code: CodeSessionBusy, Message: "the session has a run in progress; cancel it first",
+					Details: map[string]any{"run_id": r.ID, "status": r.Status}}
+			}
+		}
+		return tx.DeleteSession(ctx, sessionID)
+	})
+}
+
+// Message is the input of Send.
+type Message struct {
+	Content string
+	IfBusy  string
+	Model   string
+}
+
+// Send starts a run for a user message, obeying IfBusy when the session
+// already has a busy run.
+func (s *Service) Send(ctx context.Context, sessionID string, m Message) (store.Run, error) {
+	if strings.TrimSpace(m.Content) == "" {
+		return store.Run{}, errorf(CodeInvalidInput, "content must not be empty")
+	}
+	if len(m.Content) > MaxMessageBytes || !utf8.ValidString(m.Content) {
+		return store.Run{}, errorf(CodeInvalidInput, "content must be UTF-8 text of at most %d bytes", MaxMessageBytes)
+	}
+	switch m.IfBusy {
+	case "":
+		m.IfBusy = IfBusyEnqueue
+	case IfBusyEnqueue, IfBusyInterrupt, IfBusyReject:
+	default:
+		return store.Run{}, errorf(CodeInvalidInput, "if_busy must be one of enqueue, interrupt, reject")
+	}
+	var out store.Run
+	err := s.w.Do(ctx, func(tx store.Tx) error {
+		sess, err := tx.GetSession(ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		runs, err := tx.SessionRuns(ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		priority := 0
+		for _, r := range runs {
+			if !r.Status.Busy() {
+				continue
+			}
+			switch m.IfBusy {
+			case IfBusyReject:
+				return &Error{Code: CodeSessionBusy, Message: "the session has a run in progress",
+					Details: map[string]any{"run_id": r.ID, "status": r.Status}}
+			case IfBusyInterrupt:
+				priority = 1
+				if r.Status != run.Queued {
+					if err := cancelInTx(ctx, tx, r, now, "interrupted by a new message"); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		model := m.Model
+		if model == "" {
+			model = sess.Model
+		}
+		r := store.Run{ID: id.New("run"), SessionID: sessionID, Status: run.Queued, Input: m.Content,
+			Model: model, Priority: priority, CreatedAt: now}
+		if err := tx.InsertRun(ctx, r); err != nil {
+			return err
+		}
+		drafts := []event.Draft{
+			{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued, Payload: event.RunQueuedPayload{Input: m.Content, Model: model, IfBusy: m.IfBusy}},
+			{RunID: r.ID, SessionID: sessionID, Type: event.MessageUser, Payload: event.MessageUserPayload{MessageID: id.New("msg"), Content: m.Content}},
+		}
+		if sess.Title == "" {
+			sess.Title = titleFrom(m.Content)
+			drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: sessionID, Type: event.TitleUpdated, Payload: event.TitlePayload{Title: sess.Title}})
+		}
+		if _, err := tx.AppendEvents(ctx, "", drafts...); err != nil {
+			return err
+		}
+		sess.UpdatedAt = now
+		if err := tx.UpdateSession(ctx, sess); err != nil {
+			return err
+		}
+		out, err = tx.GetRun(ctx, r.ID)
+		return err
+	})
+	return out, err
+}
+
+// titleFrom makes a session title from the first message's first line.
+func titleFrom(content string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(content), "\n")
+	line = strings.TrimSpace(line)
+	if utf8.RuneCountInString(line) > 60 {
+		r := []rune(line)
+		line = strings.TrimSpace(string(r[:60])) + "…"
+	}
+	return line
+}
+
+// Cancel asks a run to stop. It is idempotent: cancelling a finished or
+// already-cancelling run changes nothing and returns its current state.
+func (s *Service) Cancel(ctx context.Context, runID string) (store.Run, error) {
+	var out store.Run
+	err := s.w.Do(ctx, func(tx store.Tx) error {
+		r, err := tx.GetRun(ctx, runID)
+		if err != nil {
+			return err
+		}
+		if err := cancelInTx(ctx, tx, r, time.Now().UTC(), "cancelled by request"); err != nil {
+			return err
+		}
+		out, err = tx.GetRun(ctx, runID)
+		return err
+	})
+	return out, err
+}
+
+// cancelInTx records a cancel intent. A run no live runner holds is finished
+// here and now; a held run moves to cancelling and its runner stops it.
+func cancelInTx(ctx context.Context, tx store.Tx, r store.Run, now time.Time, reason string) error {
+	if r.Status.Terminal() || r.Status == run.Cancelling {
+		return nil
+	}
+	if err := tx.InsertControl(ctx, store.Control{ID: id.New("ctl"), RunID: r.ID, Kind: "cancel", CreatedAt: now}); err != nil {
+		return err
+	}
+	if r.Status.Owned() && r.LeaseExpiresAt.After(now) {
+		r.Status = run.Cancelling
+		if err := tx.UpdateRun(ctx, r, run.Running, run.AwaitingApproval, run.AwaitingClarify); err != nil {
+			return err
+		}
+		_, err := tx.AppendEvents(ctx, "", event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunStatus,
+			Payload: event.RunStatusPayload{Status: string(run.Cancelling), Reason: reason}})
+		return err
+	}
+	return finishInTx(ctx, tx, r.ID, "", Outcome{Status: run.Cancelled}, now)
+}
+
+// Response is the input of Respond.
+type Response struct {
+	Choice string
+	Answer string
+}
+
+// Approval choices (seed 001).
+const (
+	ChoiceOnce    = "once"
+	ChoiceSession = "session"
+	ChoiceAlways  = "always"
+	ChoiceDeny    = "deny"
+)
+
+// ApprovalChoices lists the choices of every approval request.
+func ApprovalChoices() []string { return []string{ChoiceOnce, ChoiceSession, ChoiceAlways, ChoiceDeny} }
+
+// Respond answers a pending human request. The first response wins; later
+// ones get not_pending and change nothing.
+func (s *Service) Respond(ctx context.Context, requestID string, resp Response) (store.Request, error) {
+	var out store.Request
+	err := s.w.Do(ctx, func(tx store.Tx) error {
+		q, err := tx.GetRequest(ctx, requestID)
+		if err != nil {
+			return err
+		}
+		if q.Status != store.RequestPending {
+			return &Error{Code: CodeNotPending, Message: "the request is no longer pending",
+				Details: map[string]any{"status": q.Status}}
+		}
+		value, err := validateResponse(q, resp)
+		if err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		if err := resolveInTx(ctx, tx, q, store.RequestResolved, value, now); err != nil {
+			return err
+		}
+		if q.Kind == store.KindApproval && (value == ChoiceSession || value == ChoiceAlways) {
+			if err := rememberRule(ctx, tx, q, value, now); err != nil {
+				return err
+			}
+		}
+		out, err = tx.GetRequest(ctx, requestID)
+		return err
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return out, &Error{Code: CodeNotPending, Message: "the request is no longer pending"}
+	}
+	return out, err
+}
+
+func validateResponse(q store.Request, resp Response) (string, error) {
+	if q.Kind == store.KindApproval {
+		for _, c := range ApprovalChoices() {
+			if resp.Choice == c {
+				return c, nil
+			}
+		}
+		return "", &Error{Code: CodeInvalidChoice, Message: "choice must be one of once, session, always, deny",
+			Details: map[string]any{"choices": ApprovalChoices()}}
+	}
+	answer := strings.TrimSpace(resp.Answer)
+	if answer == "" {
+		answer = strings.TrimSpace(resp.Choice)
+	}
+	if answer == "" {
+		return "", errorf(CodeInvalidInput, "answer must not be empty")
+	}
+	if len(answer) > MaxMessageBytes || !utf8.ValidString(answer) {
+		return "", errorf(CodeInvalidInput, "answer must be UTF-8 text of at most %d bytes", MaxMessageBytes)
+	}
+	return answer, nil
+}
+
+// resolveInTx closes a pending request and journals its resolution.
+func resolveInTx(ctx context.Context, tx store.Tx, q store.Request, status, value string, now time.Time) error {
+	if err := tx.ResolveRequest(ctx, q.ID, status, value, now); err != nil {
+		return err
+	}
+	typ, p := event.ClarifyResolved, event.ResolvedPayload{RequestID: q.ID, Status: status}
+	if q.Kind == store.KindApproval {
+		typ, p.Choice = event.ApprovalResolved, value
+	} else {
+		p.Answer = value
+	}
+	_, err := tx.AppendEvents(ctx, "", event.Draft{RunID: q.RunID, SessionID: q.SessionID, Type: typ, Payload: p})
+	return err
+}
+
+func rememberRule(ctx context.Context, tx store.Tx, q store.Request, choice string, now time.Time) error {
+	var p event.ApprovalRequestedPayload
+	if err := jsonUnmarshal(q.Prompt, &p); err != nil {
+		return fmt.Errorf("request %s prompt: %w", q.ID, err)
+	}
+	r := store.Rule{ID: id.New("rul"), Tool: p.Tool, Pattern: p.Action, Scope: choice, CreatedAt: now}
+	if choice == ChoiceSession {
+		r.SessionID = q.SessionID
+	}
+	return tx.InsertRule(ctx, r)
+}
+
+// DeleteRule removes a remembered approval.
+func (s *Service) DeleteRule(ctx context.Context, ruleID string) error {
+	return s.w.Do(ctx, func(tx store.Tx) error { return tx.DeleteRule(ctx, ruleID) })
+}

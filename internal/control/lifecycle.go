@@ -1,0 +1,194 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/transcript"
+)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// Outcome is how a run ends.
+type Outcome struct {
+	Status run.Status // Completed, Failed, Cancelled or Expired
+	Error  *event.ErrorInfo
+	Usage  event.UsageTotals
+}
+
+// Finish ends a run: it closes whatever the journal shows still open (text
+// cut short, tool calls without result, pending requests) so the history
+// stays valid for every provider, then writes the one terminal event. fence
+// is the runner that must hold the run ("" for the web tier).
+func Finish(ctx context.Context, tx store.Tx, runID, fence string, o Outcome) error {
+	return finishInTx(ctx, tx, runID, fence, o, time.Now().UTC())
+}
+
+func finishInTx(ctx context.Context, tx store.Tx, runID, fence string, o Outcome, now time.Time) error {
+	r, err := tx.GetRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if r.Status.Terminal() {
+		return fmt.Errorf("finish run %s: already %s: %w", runID, r.Status, store.ErrConflict)
+	}
+	if fence != "" && r.RunnerID != fence {
+		return fmt.Errorf("finish run %s: %w", runID, store.ErrLeaseLost)
+	}
+	closing := event.ToolCancelled
+	if o.Status != run.Cancelled {
+		closing = event.ToolError
+	}
+	drafts, err := closeOpen(ctx, tx, r, closing)
+	if err != nil {
+		return err
+	}
+	reqs, err := tx.ListRequests(ctx, store.RequestQuery{RunID: runID, Status: store.RequestPending})
+	if err != nil {
+		return err
+	}
+	for _, q := range reqs {
+		if err := resolveInTx(ctx, tx, q, store.RequestCancelled, "", now); err != nil {
+			return err
+		}
+	}
+	r.Usage = r.Usage.Add(o.Usage)
+	drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunDone,
+		Payload: event.RunDonePayload{Status: string(o.Status), Error: o.Error, Usage: r.Usage}})
+	// Append while the fence still holds, then release the run.
+	if _, err := tx.AppendEvents(ctx, fence, drafts...); err != nil {
+		return err
+	}
+	r.Status, r.EndedAt, r.RunnerID, r.LeaseExpiresAt = o.Status, now, "", time.Time{}
+	if o.Error != nil {
+		r.ErrorCode, r.ErrorMessage = o.Error.Code, o.Error.Message
+	}
+	if err := tx.UpdateRun(ctx, r); err != nil {
+		return err
+	}
+	return tx.TouchSession(ctx, r.SessionID, now)
+}
+
+// closeOpen returns the events that close a run's open text, reasoning and
+// tool calls.
+func closeOpen(ctx context.Context, tx store.Tx, r store.Run, toolStatus string) ([]event.Draft, error) {
+	evs, err := tx.Events(ctx, store.EventQuery{RunID: r.ID})
+	if err != nil {
+		return nil, err
+	}
+	var drafts []event.Draft
+	for _, it := range transcript.Fold(evs) {
+		switch {
+		case it.Open && it.Kind == transcript.KindAssistant:
+			drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.MessageDone,
+				Payload: event.DonePayload{ID: it.ID, TurnID: it.TurnID, Text: it.Text, Partial: true}})
+		case it.Open && it.Kind == transcript.KindReasoning:
+			drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.ReasoningDone,
+				Payload: event.DonePayload{ID: it.ID, TurnID: it.TurnID, Text: it.Text, Partial: true}})
+		case it.Tool != nil && !it.Tool.Done():
+			msg := "cancelled before it finished"
+			if toolStatus != event.ToolCancelled {
+				msg = "the run ended before the tool call finished"
+			}
+			drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.ToolDone,
+				Payload: event.ToolDonePayload{ToolCallID: it.Tool.ToolCallID, Name: it.Tool.Name, Status: toolStatus,
+					Output: toolStatus + ": " + msg, Error: msg}})
+		}
+	}
+	return drafts, nil
+}
+
+// Claim leases the next runnable run to runnerID and journals it: run.started
+// for a fresh run, or a re-claim notice for one that waits for a person.
+func Claim(ctx context.Context, tx store.Tx, runnerID string, lease time.Duration, info event.RunStartedPayload) (store.Run, bool, error) {
+	now := time.Now().UTC()
+	r, prev, ok, err := tx.ClaimNext(ctx, runnerID, now, now.Add(lease))
+	if err != nil || !ok {
+		return r, ok, err
+	}
+	info.RunnerID, info.Attempt, info.Resumed = runnerID, r.Attempt, prev != run.Queued
+	if r.Model != "" {
+		info.Model = r.Model
+	}
+	_, err = tx.AppendEvents(ctx, runnerID, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunStarted, Payload: info})
+	return r, true, err
+}
+
+// SetStatus moves a held run between non-terminal statuses and journals it.
+func SetStatus(ctx context.Context, tx store.Tx, runID, fence string, to run.Status, reason string, from ...run.Status) error {
+	r, err := tx.GetRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if fence != "" && r.RunnerID != fence {
+		return fmt.Errorf("set status of run %s: %w", runID, store.ErrLeaseLost)
+	}
+	if r.Status == to {
+		return nil
+	}
+	r.Status = to
+	if err := tx.UpdateRun(ctx, r, from...); err != nil {
+		return err
+	}
+	_, err = tx.AppendEvents(ctx, fence, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunStatus,
+		Payload: event.RunStatusPayload{Status: string(to), Reason: reason}})
+	return err
+}
+
+// Release gives up a runner's lease without changing the status, so another
+// runner (or this one after a restart) can take the run over.
+func Release(ctx context.Context, tx store.Tx, runID, runnerID string) error {
+	r, err := tx.GetRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if r.RunnerID != runnerID {
+		return nil
+	}
+	r.RunnerID, r.LeaseExpiresAt = "", time.Time{}
+	return tx.UpdateRun(ctx, r, r.Status)
+}
+
+// Interrupt marks a run whose runner is gone. A run that was being cancelled
+// is finished as cancelled; a running one becomes interrupted with a
+// diagnostic saying what the journal last recorded; one waiting for a person
+// is only released, since its request is still answerable.
+func Interrupt(ctx context.Context, tx store.Tx, runID string, why string) error {
+	r, err := tx.GetRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	switch r.Status {
+	case run.Cancelling:
+		return finishInTx(ctx, tx, runID, "", Outcome{Status: run.Cancelled}, now)
+	case run.AwaitingApproval, run.AwaitingClarify:
+		return Release(ctx, tx, runID, r.RunnerID)
+	case run.Running:
+	default:
+		return nil
+	}
+	lastType := ""
+	if evs, err := tx.Events(ctx, store.EventQuery{RunID: runID, AfterID: 0}); err == nil && len(evs) > 0 {
+		lastType = string(evs[len(evs)-1].Type)
+	}
+	prevRunner := r.RunnerID
+	r.Status, r.RunnerID, r.LeaseExpiresAt = run.Interrupted, "", time.Time{}
+	if err := tx.UpdateRun(ctx, r, run.Running); err != nil {
+		return err
+	}
+	_, err = tx.AppendEvents(ctx, "",
+		event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunStatus,
+			Payload: event.RunStatusPayload{Status: string(run.Interrupted), Reason: why}},
+		event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.Diagnostic, Payload: event.DiagnosticPayload{
+			Level: "error", Code: "worker_stopped",
+			Message: fmt.Sprintf("The worker executing this run stopped (%s). The journal is intact up to seq %d (last event: %s); the run did not finish and can be resumed.", why, r.LastSeq, lastType),
+			Details: map[string]any{"runner_id": prevRunner, "last_seq": r.LastSeq, "last_event_type": lastType, "last_status": string(run.Running)},
+		}})
+	return err
+}

@@ -1,0 +1,188 @@
+package event
+
+import "encoding/json"
+
+// Payload shapes. Fields are additive: clients ignore what they do not know.
+
+// RunQueuedPayload is the payload of run.queued.
+type RunQueuedPayload struct {
+	Input  string `json:"input"`
+	Model  string `json:"model,omitempty"`
+	IfBusy string `json:"if_busy,omitempty"`
+}
+
+// RunStartedPayload is the payload of run.started.
+type RunStartedPayload struct {
+	RunnerID string `json:"runner_id"`
+	Attempt  int    `json:"attempt"`
+	Model    string `json:"model"`
+	Provider string `json:"provider"`
+	Demo     bool   `json:"demo,omitempty"` // the offline demo model is answering
+	Resumed  bool   `json:"resumed,omitempty"`
+}
+
+// RunStatusPayload is the payload of run.status.
+type RunStatusPayload struct {
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// RunDonePayload is the payload of run.done, the terminal event.
+type RunDonePayload struct {
+	Status string      `json:"status"` // completed | failed | cancelled | expired
+	Error  *ErrorInfo  `json:"error,omitempty"`
+	Usage  UsageTotals `json:"usage"`
+}
+
+// ErrorInfo is a safe, stable description of a failure.
+type ErrorInfo struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// MessageUserPayload is the payload of message.user.
+type MessageUserPayload struct {
+	MessageID string `json:"message_id"`
+	Content   string `json:"content"`
+}
+
+// DeltaPayload is the payload of message.delta and reasoning.delta.
+type DeltaPayload struct {
+	ID     string `json:"id"`
+	TurnID string `json:"turn_id"`
+	Delta  string `json:"delta"`
+}
+
+// DonePayload is the payload of message.done and reasoning.done.
+type DonePayload struct {
+	ID        string `json:"id"`
+	TurnID    string `json:"turn_id"`
+	Text      string `json:"text"`
+	Signature string `json:"signature,omitempty"` // provider proof for reasoning blocks
+	Partial   bool   `json:"partial,omitempty"`   // cut short by cancel or error
+}
+
+// TurnStartedPayload is the payload of turn.started.
+type TurnStartedPayload struct {
+	TurnID string `json:"turn_id"`
+	Index  int    `json:"index"`
+}
+
+// TurnEndedPayload is the payload of turn.ended.
+type TurnEndedPayload struct {
+	TurnID     string `json:"turn_id"`
+	StopReason string `json:"stop_reason"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// UsageTotals counts tokens.
+type UsageTotals struct {
+	InputTokens     int64 `json:"input_tokens"`
+	OutputTokens    int64 `json:"output_tokens"`
+	CachedTokens    int64 `json:"cached_tokens,omitempty"`
+	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
+}
+
+// Add returns the sum of u and o.
+func (u UsageTotals) Add(o UsageTotals) UsageTotals {
+	return UsageTotals{
+		InputTokens:     u.InputTokens + o.InputTokens,
+		OutputTokens:    u.OutputTokens + o.OutputTokens,
+		CachedTokens:    u.CachedTokens + o.CachedTokens,
+		ReasoningTokens: u.ReasoningTokens + o.ReasoningTokens,
+	}
+}
+
+// UsagePayload is the payload of usage.
+type UsagePayload struct {
+	TurnID string      `json:"turn_id"`
+	Turn   UsageTotals `json:"turn"`
+	Total  UsageTotals `json:"total"`
+}
+
+// TitlePayload is the payload of title.updated.
+type TitlePayload struct {
+	Title string `json:"title"`
+}
+
+// ToolStartedPayload is the payload of tool.started.
+type ToolStartedPayload struct {
+	ToolCallID string          `json:"tool_call_id"`
+	Name       string          `json:"name"`
+	Label      string          `json:"label"` // concise, e.g. "$ go test ./..."
+	Args       json.RawMessage `json:"args"`
+	TurnID     string          `json:"turn_id,omitempty"`
+}
+
+// ToolUpdatedPayload is the payload of tool.updated.
+type ToolUpdatedPayload struct {
+	ToolCallID string `json:"tool_call_id"`
+	// Phase "executing" marks the moment the tool really starts: a call
+	// resumed after a crash is re-run only if it never reached it.
+	Phase  string `json:"phase,omitempty"`
+	Stream string `json:"stream,omitempty"` // stdout | stderr
+	Output string `json:"output,omitempty"`
+}
+
+// Tool call outcome statuses (seed 004).
+const (
+	ToolOK        = "ok"
+	ToolError     = "error"
+	ToolTimeout   = "timeout"
+	ToolDenied    = "denied"
+	ToolCancelled = "cancelled"
+)
+
+// ToolDonePayload is the payload of tool.done.
+type ToolDonePayload struct {
+	ToolCallID string          `json:"tool_call_id"`
+	Name       string          `json:"name"`
+	Status     string          `json:"status"`
+	DurationMS int64           `json:"duration_ms"`
+	Output     string          `json:"output"`           // what the model sees
+	Result     json.RawMessage `json:"result,omitempty"` // structured, for people (seed 002)
+	Error      string          `json:"error,omitempty"`
+}
+
+// ApprovalRequestedPayload is the payload of approval.requested.
+type ApprovalRequestedPayload struct {
+	RequestID  string   `json:"request_id"`
+	ToolCallID string   `json:"tool_call_id"`
+	Tool       string   `json:"tool"`
+	Action     string   `json:"action"` // the exact command or action
+	Reason     string   `json:"reason"` // why it needs a person
+	Choices    []string `json:"choices"`
+	ExpiresAt  Time     `json:"expires_at"`
+}
+
+// ResolvedPayload is the payload of approval.resolved and clarify.resolved.
+type ResolvedPayload struct {
+	RequestID string `json:"request_id"`
+	Status    string `json:"status"` // resolved | expired | cancelled
+	Choice    string `json:"choice,omitempty"`
+	Answer    string `json:"answer,omitempty"`
+}
+
+// ClarifyRequestedPayload is the payload of clarify.requested.
+type ClarifyRequestedPayload struct {
+	RequestID  string   `json:"request_id"`
+	ToolCallID string   `json:"tool_call_id"`
+	Question   string   `json:"question"`
+	Choices    []string `json:"choices,omitempty"`
+	ExpiresAt  Time     `json:"expires_at"`
+}
+
+// DiagnosticPayload is the payload of diagnostic.
+type DiagnosticPayload struct {
+	Level   string         `json:"level"` // info | warning | error
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// ResyncPayload is the payload of resync.
+type ResyncPayload struct {
+	Reason string `json:"reason"`
+	Cursor int64  `json:"cursor"`  // what the client asked for
+	LastID int64  `json:"last_id"` // the newest event id the server has
+}

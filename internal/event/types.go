@@ -1,0 +1,87 @@
+package event
+
+// The event types the server emits. Keep this list, Catalog, docs/EVENTS.md
+// and the UI's handlers in step: tests compare them.
+const (
+	// Run lifecycle.
+	RunQueued  Type = "run.queued"  // a run was created and waits for a runner
+	RunStarted Type = "run.started" // a runner claimed the run (first claim or re-claim)
+	RunStatus  Type = "run.status"  // a non-terminal status change
+	RunDone    Type = "run.done"    // the one terminal event: completed, failed, cancelled or expired
+
+	// Conversation content.
+	MessageUser    Type = "message.user"    // the person's message that started the run
+	MessageDelta   Type = "message.delta"   // a fragment of assistant text
+	MessageDone    Type = "message.done"    // an assistant text segment is complete (or cut short)
+	ReasoningDelta Type = "reasoning.delta" // a fragment of model reasoning
+	ReasoningDone  Type = "reasoning.done"  // a reasoning block is complete
+	TurnStarted    Type = "turn.started"    // one model call begins
+	TurnEnded      Type = "turn.ended"      // one model call ended
+	Usage          Type = "usage"           // token usage of one model call
+	TitleUpdated   Type = "title.updated"   // the session got a title
+
+	// Tools, keyed by tool_call_id.
+	ToolStarted Type = "tool.started"
+	ToolUpdated Type = "tool.updated"
+	ToolDone    Type = "tool.done"
+
+	// Human requests.
+	ApprovalRequested Type = "approval.requested"
+	ApprovalResolved  Type = "approval.resolved"
+	ClarifyRequested  Type = "clarify.requested"
+	ClarifyResolved   Type = "clarify.resolved"
+
+	// Diagnostics: something a person should know that is not content.
+	Diagnostic Type = "diagnostic"
+
+	// Resync is never journaled: a stream sends it when it cannot honour the
+	// client's cursor, so the client reloads state instead of showing a gap.
+	Resync Type = "resync"
+)
+
+// Tier says where a UI shows an event by default (seed 004).
+type Tier string
+
+const (
+	TierDefault Tier = "default"
+	TierDebug   Tier = "debug"
+)
+
+// Info describes one event type.
+type Info struct {
+	Type     Type
+	Tier     Tier
+	Terminal bool
+	Summary  string
+}
+
+// Catalog lists every event type the server can emit, in documentation order.
+func Catalog() []Info {
+	return []Info{
+		{RunQueued, TierDefault, false, "run created; waits for a runner"},
+		{RunStarted, TierDefault, false, "a runner claimed the run"},
+		{RunStatus, TierDefault, false, "non-terminal status change"},
+		{RunDone, TierDefault, true, "terminal state of the run"},
+		{MessageUser, TierDefault, false, "the person's message"},
+		{MessageDelta, TierDefault, false, "assistant text fragment"},
+		{MessageDone, TierDefault, false, "assistant text segment complete"},
+		{ReasoningDelta, TierDefault, false, "reasoning fragment"},
+		{ReasoningDone, TierDefault, false, "reasoning block complete"},
+		{TurnStarted, TierDebug, false, "model call begins"},
+		{TurnEnded, TierDebug, false, "model call ended"},
+		{Usage, TierDebug, false, "token usage of one model call"},
+		{TitleUpdated, TierDefault, false, "session title set"},
+		{ToolStarted, TierDefault, false, "tool call begins"},
+		{ToolUpdated, TierDefault, false, "tool call progress/output"},
+		{ToolDone, TierDefault, false, "tool call finished"},
+		{ApprovalRequested, TierDefault, false, "a tool call needs approval"},
+		{ApprovalResolved, TierDefault, false, "approval answered or expired"},
+		{ClarifyRequested, TierDefault, false, "the agent asks a question"},
+		{ClarifyResolved, TierDefault, false, "question answered or expired"},
+		{Diagnostic, TierDefault, false, "operational notice"},
+		{Resync, TierDefault, false, "stream-only: cursor cannot be honoured"},
+	}
+}
+
+// IsTerminal reports whether events of type t end a run.
+func IsTerminal(t Type) bool { return t == RunDone }

@@ -1,0 +1,145 @@
+// Package journal is the append-only event log's engine: a Writer that
+// group-commits every write of the process through one goroutine, and a Hub
+// that tails committed events and fans them out to live subscribers with
+// replay from any cursor.
+package journal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+// ErrClosed is returned for writes submitted after the Writer stopped.
+var ErrClosed = errors.New("journal writer closed")
+
+// Op is one atomic body of writes. It may run in the same database
+// transaction as other Ops, isolated by a savepoint.
+type Op func(store.Tx) error
+
+type pending struct {
+	op   Op
+	done chan error // buffered, receives exactly one value
+}
+
+// Writer serialises writes: one goroutine takes every queued Op, runs as many
+// as are waiting in one transaction, commits once and only then reports
+// each Op's outcome and wakes the Hub. That is group commit: under load one
+// fsync covers many appends; idle, an Op commits at once.
+type Writer struct {
+	st       store.Store
+	notify   func()
+	log      *slog.Logger
+	maxBatch int
+
+	queue chan pending
+	quit  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+}
+
+// NewWriter returns a Writer on st that calls notify after every commit.
+func NewWriter(st store.Store, notify func(), log *slog.Logger) *Writer {
+	if notify == nil {
+		notify = func() {}
+	}
+	return &Writer{
+		st: st, notify: notify, log: log, maxBatch: 256,
+		queue: make(chan pending, 1024),
+		quit:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+}
+
+// Start runs the writer goroutine until Close.
+func (w *Writer) Start() { go w.loop() }
+
+// Close stops accepting Ops, commits those already queued and waits.
+func (w *Writer) Close() {
+	w.once.Do(func() { close(w.quit) })
+	<-w.done
+}
+
+// Submit queues op and returns a channel that receives its outcome once it is
+// durable (or failed). Ops of one goroutine commit in submission order.
+func (w *Writer) Submit(op Op) <-chan error {
+	p := pending{op: op, done: make(chan error, 1)}
+	select {
+	case <-w.quit:
+		p.done <- ErrClosed
+	default:
+		select {
+		case w.queue <- p:
+		case <-w.quit:
+			p.done <- ErrClosed
+		}
+	}
+	return p.done
+}
+
+// Do runs op and waits until it is durable. Cancelling ctx stops the wait,
+// not the write: an Op that was queued may still commit.
+func (w *Writer) Do(ctx context.Context, op Op) error {
+	select {
+	case err := <-w.Submit(op):
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (w *Writer) loop() {
+	defer close(w.done)
+	batch := make([]pending, 0, w.maxBatch)
+	for {
+		select {
+		case p := <-w.queue:
+			batch = append(batch[:0], p)
+		case <-w.quit:
+			// Commit what was queued before Close; later Submits see ErrClosed.
+			for {
+				select {
+				case p := <-w.queue:
+					w.commit([]pending{p})
+				default:
+					return
+				}
+			}
+		}
+	fill:
+		for len(batch) < w.maxBatch {
+			select {
+			case p := <-w.queue:
+				batch = append(batch, p)
+			default:
+				break fill
+			}
+		}
+		w.commit(batch)
+	}
+}
+
+func (w *Writer) commit(batch []pending) {
+	fns := make([]func(store.Tx) error, len(batch))
+	for i, p := range batch {
+		fns[i] = p.op
+	}
+	// Writes outlive any one caller's context: a caller that gave up still
+	// expects a queued Op to be applied or cleanly failed.
+	errs, err := w.st.WriteBatch(context.Background(), fns)
+	if err != nil {
+		w.log.Error("journal commit failed", "ops", len(batch), "err", err)
+		for _, p := range batch {
+			p.done <- fmt.Errorf("journal commit: %w", err)
+		}
+		return
+	}
+	w.notify()
+	for i, p := range batch {
+		p.done <- errs[i]
+	}
+}

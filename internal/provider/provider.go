@@ -1,0 +1,146 @@
+// Package provider is the boundary between the agent loop and language
+// models. A Provider streams one model call as a sequence of Chunks; the
+// shapes fit the OpenAI-compatible and Anthropic streaming APIs (tool-call
+// arguments arrive as fragments keyed by index, reasoning may carry a
+// signature, usage arrives at the end).
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+)
+
+// Role of a message in the conversation.
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool" // results of tool calls, in reply to an assistant message
+)
+
+// Message is one entry of the conversation sent to a model.
+type Message struct {
+	Role Role `json:"role"`
+	// Text is the user text or the assistant's visible answer.
+	Text string `json:"text,omitempty"`
+	// Reasoning blocks the assistant produced before its answer; providers
+	// that require them in history (Anthropic thinking) replay them.
+	Reasoning []Reasoning `json:"reasoning,omitempty"`
+	// ToolCalls the assistant made (RoleAssistant).
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolResults answer the previous assistant message's ToolCalls (RoleTool).
+	ToolResults []ToolResult `json:"tool_results,omitempty"`
+}
+
+// Reasoning is one reasoning/thinking block.
+type Reasoning struct {
+	Text      string `json:"text"`
+	Signature string `json:"signature,omitempty"`
+}
+
+// ToolCall is a complete tool call.
+type ToolCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+// ToolResult is the outcome of one tool call as the model sees it.
+type ToolResult struct {
+	ToolCallID string `json:"tool_call_id"`
+	Content    string `json:"content"`
+	IsError    bool   `json:"is_error,omitempty"`
+}
+
+// ToolSpec describes a tool to the model.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // JSON Schema object
+}
+
+// Request is one model call.
+type Request struct {
+	Model     string
+	System    string
+	Messages  []Message
+	Tools     []ToolSpec
+	MaxTokens int
+}
+
+// ChunkKind says which field of a Chunk is set.
+type ChunkKind int
+
+const (
+	ChunkText      ChunkKind = iota + 1 // Text holds a visible text fragment
+	ChunkReasoning                      // Text holds a reasoning fragment; Signature may be set
+	ChunkToolCall                       // ToolCall holds a fragment of a tool call
+	ChunkUsage                          // Usage holds token counts (cumulative for the call)
+	ChunkDone                           // StopReason says why the model stopped
+)
+
+// ToolCallDelta is a fragment of a tool call. The first fragment of an
+// Index carries ID and Name; ArgsFragment pieces concatenate to JSON.
+type ToolCallDelta struct {
+	Index        int
+	ID           string
+	Name         string
+	ArgsFragment string
+}
+
+// Usage counts tokens of one model call.
+type Usage struct {
+	InputTokens     int64
+	OutputTokens    int64
+	CachedTokens    int64
+	ReasoningTokens int64
+}
+
+// Stop reasons, normalised across providers.
+const (
+	StopEnd       = "end_turn"
+	StopToolUse   = "tool_use"
+	StopMaxTokens = "max_tokens"
+)
+
+// Chunk is one item of a model stream.
+type Chunk struct {
+	Kind       ChunkKind
+	Text       string
+	Signature  string
+	ToolCall   ToolCallDelta
+	Usage      Usage
+	StopReason string
+}
+
+// Provider streams model calls. The iterator ends after a ChunkDone or with
+// an error; cancelling ctx aborts the underlying request.
+type Provider interface {
+	// Name identifies the provider ("demo", "openai", ...).
+	Name() string
+	// Demo reports whether this is the offline demo model, so every surface
+	// can say so plainly.
+	Demo() bool
+	Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error]
+}
+
+// Error is a provider failure with a stable code, safe to show to people.
+type Error struct {
+	Provider string
+	Code     string // e.g. "rate_limited", "bad_request", "auth", "stream_cut", "scripted"
+	Message  string
+	// Retryable errors may be retried before the first token.
+	Retryable bool
+}
+
+func (e *Error) Error() string { return e.Provider + ": " + e.Code + ": " + e.Message }
+
+// AsError unwraps err to a *Error when it is one.
+func AsError(err error) (*Error, bool) {
+	var pe *Error
+	ok := errors.As(err, &pe)
+	return pe, ok
+}

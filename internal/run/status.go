@@ -1,0 +1,87 @@
+// Package run holds the vocabulary of a run's life: its statuses, which of
+// them are terminal or busy, and which controls each allows (RFC 000). It has
+// no dependencies so every other package can share it.
+package run
+
+// Status is a run's lifecycle state.
+type Status string
+
+const (
+	Queued           Status = "queued"
+	Running          Status = "running"
+	AwaitingApproval Status = "awaiting_approval"
+	AwaitingClarify  Status = "awaiting_clarify"
+	Paused           Status = "paused"
+	Cancelling       Status = "cancelling"
+	Cancelled        Status = "cancelled"
+	Failed           Status = "failed"
+	Completed        Status = "completed"
+	// Interrupted: the runner executing it stopped; the journal is intact and
+	// the run can be resumed. It does not keep its session busy.
+	Interrupted Status = "interrupted"
+	Expired     Status = "expired"
+)
+
+// All lists every status, in lifecycle order.
+func All() []Status {
+	return []Status{Queued, Running, AwaitingApproval, AwaitingClarify, Paused,
+		Cancelling, Cancelled, Failed, Completed, Interrupted, Expired}
+}
+
+// Terminal reports whether no event can follow the status.
+func (s Status) Terminal() bool {
+	switch s {
+	case Cancelled, Failed, Completed, Expired:
+		return true
+	}
+	return false
+}
+
+// Busy reports whether a run in this status keeps its session busy: a new
+// message must queue behind it, interrupt it or be rejected.
+func (s Status) Busy() bool {
+	return !s.Terminal() && s != Interrupted
+}
+
+// Owned reports whether a runner holds a lease on a run in this status.
+func (s Status) Owned() bool {
+	switch s {
+	case Running, AwaitingApproval, AwaitingClarify, Cancelling:
+		return true
+	}
+	return false
+}
+
+// Valid reports whether s is a known status.
+func (s Status) Valid() bool {
+	for _, v := range All() {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Control names an action a client may take on a run.
+type Control string
+
+const (
+	ControlObserve Control = "observe"
+	ControlCancel  Control = "cancel"
+	ControlApprove Control = "approve"
+	ControlClarify Control = "clarify"
+)
+
+// Controls lists what a client may do to a run in status s.
+func Controls(s Status) []Control {
+	c := []Control{ControlObserve}
+	switch s {
+	case Queued, Running, Paused:
+		c = append(c, ControlCancel)
+	case AwaitingApproval:
+		c = append(c, ControlCancel, ControlApprove)
+	case AwaitingClarify:
+		c = append(c, ControlCancel, ControlClarify)
+	}
+	return c
+}

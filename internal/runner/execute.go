@@ -1,0 +1,126 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/agent"
+	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/transcript"
+)
+
+// systemPrompt frames every run. Kept short: providers add their own.
+const systemPrompt = `You are an agent working in the user's workspace through Caduceus. Use the tools to inspect files and run commands; paths are relative to the workspace. Ask with the clarify tool when a choice is genuinely the user's. Be concise and say what you changed.`
+
+// execute runs one claimed run to its end.
+func (r *Runner) execute(ctx context.Context, cancel context.CancelCauseFunc, claimed store.Run) {
+	log := r.log.With("run", claimed.ID, "session", claimed.SessionID)
+	stopWatch := r.watchCancel(ctx, cancel, claimed.ID)
+	defer stopWatch()
+
+	h := newHost(r, claimed)
+	res, err := r.drive(ctx, h, claimed)
+	flushErr := h.Flush(context.Background())
+
+	cause := context.Cause(ctx)
+	bg, done := context.WithTimeout(context.Background(), 30*time.Second)
+	defer done()
+	var o control.Outcome
+	switch {
+	case errors.Is(err, store.ErrLeaseLost) || errors.Is(flushErr, store.ErrLeaseLost):
+		log.Warn("lease lost; another runner owns the run now")
+		return
+	case errors.Is(cause, errShutdown):
+		err := r.w.Do(bg, func(tx store.Tx) error { return control.Interrupt(bg, tx, claimed.ID, "its runner shut down") })
+		if err != nil {
+			log.Error("release on shutdown failed", "err", err)
+		}
+		return
+	case errors.Is(cause, errCancelRequested):
+		o = control.Outcome{Status: run.Cancelled, Usage: res.Usage}
+	case err != nil:
+		log.Error("run failed", "err", err)
+		o = control.Outcome{Status: run.Failed, Usage: res.Usage, Error: &event.ErrorInfo{Code: "internal_error", Message: "the run stopped on an internal error; see the server log"}}
+	case res.Err != nil:
+		o = control.Outcome{Status: run.Failed, Usage: res.Usage, Error: res.Err}
+	default:
+		o = control.Outcome{Status: run.Completed, Usage: res.Usage}
+	}
+	if err := r.w.Do(bg, func(tx store.Tx) error { return control.Finish(bg, tx, claimed.ID, r.id, o) }); err != nil {
+		log.Error("finish failed", "status", o.Status, "err", err)
+		return
+	}
+	log.Info("run finished", "status", o.Status)
+}
+
+// drive rebuilds the conversation from the journal and runs the loop.
+func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run) (agent.Result, error) {
+	sess, err := r.st.GetSession(ctx, claimed.SessionID)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	items, err := r.history(ctx, claimed)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	msgs, pending := transcript.History(items)
+	prov, model, err := r.pick(claimed.Model)
+	if err != nil {
+		return agent.Result{Err: &event.ErrorInfo{Code: "model_unavailable", Message: err.Error()}}, nil
+	}
+	loop := agent.Loop{Provider: prov, Tools: r.tools, Model: model, System: systemPrompt,
+		Workspace: sess.Workspace, MaxTurns: r.cfg.MaxTurns}
+	return loop.Run(ctx, h, msgs, pending)
+}
+
+// history folds the session's journal up to and including this run, run
+// by run: a message queued during an earlier run belongs after it, not in
+// the middle of its answer.
+func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, error) {
+	runs, err := r.st.SessionRuns(ctx, claimed.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := r.st.Events(ctx, store.EventQuery{SessionID: claimed.SessionID})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(runs))
+	for i, ru := range runs {
+		ids[i] = ru.ID
+	}
+	return transcript.FoldRuns(evs, ids, claimed.ID), nil
+}
+
+// watchCancel cancels ctx with errCancelRequested when the journal says the
+// run is being cancelled. The journal is the control channel, so a cancel
+// written by another process arrives the same way.
+func (r *Runner) watchCancel(ctx context.Context, cancel context.CancelCauseFunc, runID string) func() {
+	wctx, stop := context.WithCancel(ctx)
+	sub := r.hub.Subscribe(journal.Filter{RunID: runID, Types: []event.Type{event.RunStatus}}, 0)
+	go func() {
+		defer sub.Close()
+		for {
+			evs, err := sub.Next(wctx)
+			if err != nil {
+				return
+			}
+			if slices.ContainsFunc(evs, isCancelling) {
+				cancel(errCancelRequested)
+				return
+			}
+		}
+	}()
+	return stop
+}
+
+func isCancelling(e event.Event) bool {
+	var p event.RunStatusPayload
+	return jsonUnmarshal(e.Payload, &p) == nil && p.Status == string(run.Cancelling)
+}

@@ -1,0 +1,209 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/agent"
+	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/id"
+	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// host is the agent.Host of one run: it journals through the writer, fenced
+// by this runner's lease, and turns questions into durable requests.
+type host struct {
+	r   *Runner
+	run store.Run
+
+	mu      sync.Mutex
+	pending []<-chan error // emits not yet known durable, oldest first
+	err     error          // first failed emit
+}
+
+func newHost(r *Runner, ru store.Run) *host { return &host{r: r, run: ru} }
+
+// Emit queues without waiting: streaming never stalls on a commit, and the
+// writer batches what accumulates meanwhile.
+func (h *host) Emit(typ event.Type, payload any) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reapLocked()
+	if h.err != nil {
+		return h.err
+	}
+	d := event.Draft{RunID: h.run.ID, SessionID: h.run.SessionID, Type: typ, Payload: payload}
+	fence := h.r.id
+	h.pending = append(h.pending, h.r.w.Submit(func(tx store.Tx) error {
+		_, err := tx.AppendEvents(context.Background(), fence, d)
+		return err
+	}))
+	return nil
+}
+
+// reapLocked collects outcomes of emits that have committed.
+func (h *host) reapLocked() {
+	for len(h.pending) > 0 {
+		select {
+		case err := <-h.pending[0]:
+			if err != nil && h.err == nil {
+				h.err = err
+			}
+			h.pending = h.pending[1:]
+		default:
+			return
+		}
+	}
+}
+
+func (h *host) Flush(ctx context.Context) error {
+	h.mu.Lock()
+	chans := h.pending
+	h.pending = nil
+	h.mu.Unlock()
+	var first error
+	for i, ch := range chans {
+		select {
+		case err := <-ch:
+			if err != nil && first == nil {
+				first = err
+			}
+		case <-ctx.Done():
+			h.mu.Lock()
+			h.pending = append(chans[i:], h.pending...)
+			h.mu.Unlock()
+			return ctx.Err()
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if first != nil && h.err == nil {
+		h.err = first
+	}
+	return h.err
+}
+
+func (h *host) Approve(ctx context.Context, a agent.ApprovalAsk) (string, error) {
+	if _, err := h.r.st.FindRule(ctx, a.Tool, a.Action, h.run.SessionID); err == nil {
+		_ = h.Emit(event.Diagnostic, event.DiagnosticPayload{Level: "info", Code: "auto_approved",
+			Message: "Approved by a remembered rule: " + a.Action, Details: map[string]any{"tool_call_id": a.ToolCallID}})
+		return control.ChoiceOnce, nil
+	}
+	q, err := h.request(ctx, store.KindApproval, a.ToolCallID, func(reqID string, exp time.Time) any {
+		return event.ApprovalRequestedPayload{RequestID: reqID, ToolCallID: a.ToolCallID, Tool: a.Tool,
+			Action: a.Action, Reason: a.Reason, Choices: control.ApprovalChoices(), ExpiresAt: event.Time{Time: exp}}
+	})
+	if err != nil {
+		return "", err
+	}
+	if q.Status == store.RequestExpired {
+		return agent.ChoiceExpired, nil
+	}
+	return q.Response, nil
+}
+
+func (h *host) Clarify(ctx context.Context, c agent.ClarifyAsk) (string, bool, error) {
+	q, err := h.request(ctx, store.KindClarify, c.ToolCallID, func(reqID string, exp time.Time) any {
+		return event.ClarifyRequestedPayload{RequestID: reqID, ToolCallID: c.ToolCallID, Question: c.Question,
+			Choices: c.Choices, ExpiresAt: event.Time{Time: exp}}
+	})
+	if err != nil {
+		return "", false, err
+	}
+	return q.Response, q.Status == store.RequestResolved, nil
+}
+
+// request files a human request for the tool call (or finds the one filed
+// before a restart), waits until it is answered or expires, and puts the
+// run back to running.
+func (h *host) request(ctx context.Context, kind, toolCallID string, prompt func(string, time.Time) any) (store.Request, error) {
+	if err := h.Flush(ctx); err != nil {
+		return store.Request{}, err
+	}
+	sub := h.r.hub.Subscribe(journal.Filter{RunID: h.run.ID, Types: []event.Type{event.ApprovalResolved, event.ClarifyResolved}}, h.r.hub.LastID())
+	defer sub.Close()
+
+	q, found, err := h.existing(ctx, toolCallID)
+	if err != nil {
+		return q, err
+	}
+	if !found {
+		now := time.Now().UTC()
+		q = store.Request{ID: id.New("req"), RunID: h.run.ID, SessionID: h.run.SessionID, Kind: kind,
+			ToolCallID: toolCallID, CreatedAt: now}
+		if h.r.cfg.ApprovalTTL > 0 {
+			q.ExpiresAt = now.Add(h.r.cfg.ApprovalTTL)
+		}
+		p := prompt(q.ID, q.ExpiresAt)
+		if err := h.r.w.Do(ctx, func(tx store.Tx) error { return control.Ask(ctx, tx, h.r.id, q, p) }); err != nil {
+			return q, err
+		}
+	}
+	for {
+		q, err = h.r.st.GetRequest(ctx, q.ID)
+		if err != nil {
+			return q, err
+		}
+		if q.Status != store.RequestPending {
+			break
+		}
+		var expiry <-chan time.Time
+		if !q.ExpiresAt.IsZero() {
+			t := time.NewTimer(time.Until(q.ExpiresAt))
+			defer t.Stop()
+			expiry = t.C
+		}
+		next := make(chan error, 1)
+		wctx, stop := context.WithCancel(ctx)
+		go func() { _, err := sub.Next(wctx); next <- err }()
+		select {
+		case <-ctx.Done():
+			stop()
+			return q, ctx.Err()
+		case err := <-next:
+			stop()
+			if err != nil && ctx.Err() == nil {
+				return q, err
+			}
+		case <-expiry:
+			stop()
+			<-next
+			err := h.r.w.Do(ctx, func(tx store.Tx) error { return control.Expire(ctx, tx, q.ID) })
+			if err != nil && !errors.Is(err, store.ErrConflict) {
+				return q, err
+			}
+		}
+	}
+	if q.Status == store.RequestCancelled {
+		return q, context.Canceled
+	}
+	err = h.r.w.Do(ctx, func(tx store.Tx) error {
+		return control.SetStatus(ctx, tx, h.run.ID, h.r.id, run.Running, "answered", run.AwaitingApproval, run.AwaitingClarify)
+	})
+	if errors.Is(err, store.ErrConflict) && ctx.Err() != nil {
+		return q, ctx.Err()
+	}
+	return q, err
+}
+
+// existing finds a request already filed for the tool call.
+func (h *host) existing(ctx context.Context, toolCallID string) (store.Request, bool, error) {
+	reqs, err := h.r.st.ListRequests(ctx, store.RequestQuery{RunID: h.run.ID})
+	if err != nil {
+		return store.Request{}, false, err
+	}
+	for _, q := range reqs {
+		if q.ToolCallID == toolCallID {
+			return q, true, nil
+		}
+	}
+	return store.Request{}, false, nil
+}

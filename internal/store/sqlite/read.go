@@ -1,0 +1,370 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// reader implements store.Reader over a querier.
+type reader struct {
+	q  querier
+	db *sql.DB // set on the top-level reader only, for Close
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+func notFound(err error, what, id string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s %q: %w", what, id, store.ErrNotFound)
+	}
+	return fmt.Errorf("get %s %q: %w", what, id, err)
+}
+
+const sessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms`
+
+func scanSession(s interface{ Scan(...any) error }) (store.Session, error) {
+	var v store.Session
+	var c, u int64
+	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u)
+	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
+	return v, err
+}
+
+func (r reader) GetSession(ctx context.Context, id string) (store.Session, error) {
+	v, err := scanSession(r.q.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
+	if err != nil {
+		return v, notFound(err, "session", id)
+	}
+	return v, nil
+}
+
+// Session cursors encode the last row's (updated_at_ms, id): keyset
+// pagination stays fast however deep the page.
+func encodeCursor(s store.Session) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(ms(s.UpdatedAt), 10) + "|" + s.ID))
+}
+
+func decodeCursor(c string) (int64, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, "", err
+	}
+	at, id, ok := strings.Cut(string(b), "|")
+	n, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || id == "" {
+		return 0, "", store.ErrBadCursor
+	}
+	return n, id, nil
+}
+
+func (r reader) ListSessions(ctx context.Context, p store.SessionPage) ([]store.Session, string, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	where, args := []string{"1=1"}, []any{}
+	if p.Cursor != "" {
+		at, id, err := decodeCursor(p.Cursor)
+		if err != nil {
+			return nil, "", fmt.Errorf("list sessions: %w", store.ErrBadCursor)
+		}
+		where = append(where, "(updated_at_ms < ? OR (updated_at_ms = ? AND id < ?))")
+		args = append(args, at, at, id)
+	}
+	if p.Query != "" {
+		where = append(where, "title LIKE ? ESCAPE '\\'")
+		args = append(args, "%"+likeEscape(p.Query)+"%")
+	}
+	args = append(args, limit+1)
+	rows, err := r.q.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY updated_at_ms DESC, id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = encodeCursor(out[limit-1])
+	}
+	return out, next, nil
+}
+
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+const runCols = `id, session_id, status, input, model, priority, attempt, runner_id,
+	lease_expires_ms, last_seq, error_code, error_message, usage_json,
+	created_at_ms, started_at_ms, ended_at_ms`
+
+func scanRun(s interface{ Scan(...any) error }) (store.Run, error) {
+	var v store.Run
+	var status, usage string
+	var lease, c, st, e int64
+	err := s.Scan(&v.ID, &v.SessionID, &status, &v.Input, &v.Model, &v.Priority, &v.Attempt,
+		&v.RunnerID, &lease, &v.LastSeq, &v.ErrorCode, &v.ErrorMessage, &usage, &c, &st, &e)
+	if err != nil {
+		return v, err
+	}
+	v.Status = run.Status(status)
+	v.LeaseExpiresAt, v.CreatedAt, v.StartedAt, v.EndedAt = fromMS(lease), fromMS(c), fromMS(st), fromMS(e)
+	if usage != "" {
+		if err := json.Unmarshal([]byte(usage), &v.Usage); err != nil {
+			return v, fmt.Errorf("run %s usage: %w", v.ID, err)
+		}
+	}
+	return v, nil
+}
+
+func (r reader) GetRun(ctx context.Context, id string) (store.Run, error) {
+	v, err := scanRun(r.q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	if err != nil {
+		return v, notFound(err, "run", id)
+	}
+	return v, nil
+}
+
+func (r reader) queryRuns(ctx context.Context, query string, args ...any) ([]store.Run, error) {
+	rows, err := r.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query runs: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Run
+	for rows.Next() {
+		v, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan run: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func (r reader) SessionRuns(ctx context.Context, sessionID string) ([]store.Run, error) {
+	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = ? ORDER BY created_at_ms, id`, sessionID)
+}
+
+func (r reader) RunsWithStatus(ctx context.Context, statuses ...run.Status) ([]store.Run, error) {
+	if len(statuses) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(statuses))
+	for i, s := range statuses {
+		args[i] = string(s)
+	}
+	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE status IN (`+placeholders(len(statuses))+
+		`) ORDER BY priority DESC, created_at_ms, id`, args...)
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+const requestCols = `id, run_id, session_id, kind, status, tool_call_id, prompt_json, response,
+	created_at_ms, expires_at_ms, resolved_at_ms`
+
+func scanRequest(s interface{ Scan(...any) error }) (store.Request, error) {
+	var v store.Request
+	var prompt string
+	var c, e, res int64
+	err := s.Scan(&v.ID, &v.RunID, &v.SessionID, &v.Kind, &v.Status, &v.ToolCallID, &prompt,
+		&v.Response, &c, &e, &res)
+	v.Prompt = json.RawMessage(prompt)
+	v.CreatedAt, v.ExpiresAt, v.ResolvedAt = fromMS(c), fromMS(e), fromMS(res)
+	return v, err
+}
+
+func (r reader) GetRequest(ctx context.Context, id string) (store.Request, error) {
+	v, err := scanRequest(r.q.QueryRowContext(ctx, `SELECT `+requestCols+` FROM requests WHERE id = ?`, id))
+	if err != nil {
+		return v, notFound(err, "request", id)
+	}
+	return v, nil
+}
+
+func (r reader) ListRequests(ctx context.Context, q store.RequestQuery) ([]store.Request, error) {
+	where, args := []string{"1=1"}, []any{}
+	if q.Status != "" {
+		where, args = append(where, "status = ?"), append(args, q.Status)
+	}
+	if q.SessionID != "" {
+		where, args = append(where, "session_id = ?"), append(args, q.SessionID)
+	}
+	if q.RunID != "" {
+		where, args = append(where, "run_id = ?"), append(args, q.RunID)
+	}
+	rows, err := r.q.QueryContext(ctx, `SELECT `+requestCols+` FROM requests WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY created_at_ms, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list requests: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Request
+	for rows.Next() {
+		v, err := scanRequest(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list requests: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, error) {
+	where, args := []string{"id > ?"}, []any{q.AfterID}
+	if q.SessionID != "" {
+		where, args = append(where, "session_id = ?"), append(args, q.SessionID)
+	}
+	if q.RunID != "" {
+		where, args = append(where, "run_id = ?"), append(args, q.RunID)
+	}
+	if len(q.Types) > 0 {
+		where = append(where, "type IN ("+placeholders(len(q.Types))+")")
+		for _, t := range q.Types {
+			args = append(args, string(t))
+		}
+	}
+	if len(q.NotTypes) > 0 {
+		where = append(where, "type NOT IN ("+placeholders(len(q.NotTypes))+")")
+		for _, t := range q.NotTypes {
+			args = append(args, string(t))
+		}
+	}
+	query := `SELECT id, run_id, session_id, seq, type, ts_ms, terminal, payload FROM events WHERE ` +
+		strings.Join(where, " AND ") + ` ORDER BY id`
+	if q.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, q.Limit)
+	}
+	rows, err := r.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	defer rows.Close()
+	var out []event.Event
+	for rows.Next() {
+		var e event.Event
+		var ts int64
+		var typ, payload string
+		if err := rows.Scan(&e.ID, &e.RunID, &e.SessionID, &e.Seq, &typ, &ts, &e.Terminal, &payload); err != nil {
+			return nil, fmt.Errorf("read events: %w", err)
+		}
+		e.Type, e.TS, e.Payload = event.Type(typ), event.FromMillis(ts), json.RawMessage(payload)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func (r reader) LastEventID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := r.q.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("last event id: %w", err)
+	}
+	return id, nil
+}
+
+func (r reader) RunCursor(ctx context.Context, runID string) (int64, error) {
+	var id int64
+	if err := r.q.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events WHERE run_id = ?`, runID).Scan(&id); err != nil {
+		return 0, fmt.Errorf("run cursor: %w", err)
+	}
+	return id, nil
+}
+
+const ruleCols = `id, tool, pattern, scope, session_id, created_at_ms`
+
+func scanRule(s interface{ Scan(...any) error }) (store.Rule, error) {
+	var v store.Rule
+	var c int64
+	err := s.Scan(&v.ID, &v.Tool, &v.Pattern, &v.Scope, &v.SessionID, &c)
+	v.CreatedAt = fromMS(c)
+	return v, err
+}
+
+func (r reader) FindRule(ctx context.Context, tool, pattern, sessionID string) (store.Rule, error) {
+	v, err := scanRule(r.q.QueryRowContext(ctx, `SELECT `+ruleCols+` FROM approval_rules
+		WHERE tool = ? AND pattern = ? AND (scope = 'always' OR session_id = ?) LIMIT 1`, tool, pattern, sessionID))
+	if err != nil {
+		return v, notFound(err, "rule", tool)
+	}
+	return v, nil
+}
+
+func (r reader) ListRules(ctx context.Context) ([]store.Rule, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT `+ruleCols+` FROM approval_rules ORDER BY created_at_ms, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list rules: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Rule
+	for rows.Next() {
+		v, err := scanRule(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list rules: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func (r reader) ListRunners(ctx context.Context) ([]store.RunnerInfo, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT id, host, pid, version, started_at_ms, heartbeat_at_ms FROM runners ORDER BY started_at_ms, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list runners: %w", err)
+	}
+	defer rows.Close()
+	var out []store.RunnerInfo
+	for rows.Next() {
+		var v store.RunnerInfo
+		var s, h int64
+		if err := rows.Scan(&v.ID, &v.Host, &v.PID, &v.Version, &s, &h); err != nil {
+			return nil, fmt.Errorf("list runners: %w", err)
+		}
+		v.StartedAt, v.HeartbeatAt = fromMS(s), fromMS(h)
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,176 @@
+// Package sqlite implements store.Store on a SQLite file (modernc.org/sqlite,
+// no cgo) in WAL mode. One connection writes and several read, so readers
+// never wait for the journal writer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/caduceus-dev/caduceus/internal/store"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// SchemaVersion is the number of the newest embedded migration.
+const SchemaVersion = 1
+
+// DB is a SQLite-backed store.Store.
+type DB struct {
+	reader
+	w *sql.DB // exactly one connection: SQLite has one writer anyway
+}
+
+// Open opens (creating if needed) the database file at path and applies
+// pending migrations.
+func Open(ctx context.Context, path string) (*DB, error) {
+	// FULL sync: a commit the journal reports durable survives power loss;
+	// group commit amortises the fsync.
+	pragmas := []string{
+		"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)",
+		"foreign_keys(ON)",
+	}
+	q := url.Values{}
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + path + "?" + q.Encode()
+
+	w, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, err
+	}
+
+	q.Set("_txlock", "deferred")
+	r, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(8)
+	return &DB{reader: reader{q: r, db: r}, w: w}, nil
+}
+
+// Close closes both connection pools.
+func (d *DB) Close() error {
+	return errors.Join(d.reader.db.Close(), d.w.Close())
+}
+
+// Write runs fn in one immediate transaction.
+func (d *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
+	errs, err := d.WriteBatch(ctx, []func(store.Tx) error{fn})
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// WriteBatch runs fns in one transaction, each under its own savepoint.
+func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) ([]error, error) {
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	t := &txn{reader: reader{q: tx}, tx: tx}
+	errs := make([]error, len(fns))
+	for i, fn := range fns {
+		if len(fns) == 1 {
+			errs[i] = fn(t)
+			break
+		}
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
+			tx.Rollback()
+			return nil, fmt.Errorf("savepoint: %w", err)
+		}
+		if errs[i] = fn(t); errs[i] != nil {
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
+				tx.Rollback()
+				return nil, fmt.Errorf("rollback to savepoint: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE op"); err != nil {
+			tx.Rollback()
+			return nil, fmt.Errorf("release savepoint: %w", err)
+		}
+	}
+	if len(fns) == 1 && errs[0] != nil {
+		tx.Rollback()
+		return errs, nil
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return errs, nil
+}
+
+// migrate applies embedded migrations newer than the recorded version.
+func migrate(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrations table: %w", err)
+	}
+	var current int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if current > SchemaVersion {
+		return fmt.Errorf("database schema version %d is newer than this binary's %d: upgrade caduceus", current, SchemaVersion)
+	}
+	files, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		base := strings.TrimPrefix(f, "migrations/")
+		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: bad name", f)
+		}
+		if v <= current {
+			continue
+		}
+		body, err := migrationFS.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, strftime('%s','now')*1000)`, v); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+	}
+	return nil
+}

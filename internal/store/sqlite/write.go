@@ -1,0 +1,348 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+// txn implements store.Tx on one SQL transaction.
+type txn struct {
+	reader
+	tx *sql.Tx
+}
+
+func (t *txn) AppendEvents(ctx context.Context, fence string, drafts ...event.Draft) ([]event.Event, error) {
+	if len(drafts) == 0 {
+		return nil, nil
+	}
+	now := time.Now().UTC()
+	// Reserve a contiguous block of seqs per run with one UPDATE each: this
+	// is what keeps seq gap-free across processes, since the row update
+	// serialises concurrent appenders of the same run.
+	perRun := map[string]int64{}
+	var order []string
+	for _, d := range drafts {
+		if d.RunID == "" || d.SessionID == "" {
+			return nil, fmt.Errorf("append %s: run and session ids are required: %w", d.Type, store.ErrConflict)
+		}
+		if _, ok := perRun[d.RunID]; !ok {
+			order = append(order, d.RunID)
+		}
+		perRun[d.RunID]++
+	}
+	next := map[string]int64{}
+	for _, runID := range order {
+		n := perRun[runID]
+		var last int64
+		err := t.tx.QueryRowContext(ctx, `UPDATE runs SET last_seq = last_seq + ?
+			WHERE id = ? AND (? = '' OR runner_id = ?) RETURNING last_seq`, n, runID, fence, fence).Scan(&last)
+		if errors.Is(err, sql.ErrNoRows) {
+			if _, gerr := t.GetRun(ctx, runID); gerr != nil {
+				return nil, fmt.Errorf("append to run %s: %w", runID, gerr)
+			}
+			return nil, fmt.Errorf("append to run %s: %w", runID, store.ErrLeaseLost)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("append to run %s: %w", runID, err)
+		}
+		next[runID] = last - n + 1
+	}
+
+	out := make([]event.Event, 0, len(drafts))
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO events (run_id, session_id, seq, type, ts_ms, terminal, payload) VALUES `)
+	args := make([]any, 0, len(drafts)*7)
+	for i, d := range drafts {
+		payload, err := marshalPayload(d.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("append %s: %w", d.Type, err)
+		}
+		e := event.Event{
+			RunID: d.RunID, SessionID: d.SessionID, Seq: next[d.RunID], Type: d.Type,
+			TS: event.Time{Time: now}, Terminal: event.IsTerminal(d.Type), Payload: payload,
+		}
+		next[d.RunID]++
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString("(?,?,?,?,?,?,?)")
+		args = append(args, e.RunID, e.SessionID, e.Seq, string(e.Type), now.UnixMilli(), e.Terminal, string(payload))
+		out = append(out, e)
+	}
+	sb.WriteString(" RETURNING id")
+	rows, err := t.tx.QueryContext(ctx, sb.String(), args...)
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE constraint failed: events.run_id") {
+			return nil, fmt.Errorf("append: run already has a terminal event: %w", store.ErrConflict)
+		}
+		return nil, fmt.Errorf("append events: %w", err)
+	}
+	defer rows.Close()
+	// RETURNING order is unspecified, but one statement allocates ascending
+	// rowids in VALUES order, so sorted ids map to drafts in order.
+	ids := make([]int64, 0, len(out))
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("append events: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		if strings.Contains(err.Error(), "UNIQUE constraint failed: events.run_id") {
+			return nil, fmt.Errorf("append: run already has a terminal event: %w", store.ErrConflict)
+		}
+		return nil, fmt.Errorf("append events: %w", err)
+	}
+	if len(ids) != len(out) {
+		return nil, fmt.Errorf("append events: %d ids for %d rows", len(ids), len(out))
+	}
+	slices.Sort(ids)
+	for i := range out {
+		out[i].ID = ids[i]
+	}
+	return out, nil
+}
+
+func marshalPayload(p any) (json.RawMessage, error) {
+	switch v := p.(type) {
+	case nil:
+		return json.RawMessage("{}"), nil
+	case json.RawMessage:
+		if !json.Valid(v) {
+			return nil, errors.New("payload is not valid JSON")
+		}
+		return v, nil
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("marshal payload: %w", err)
+	}
+	return b, nil
+}
+
+func (t *txn) InsertSession(ctx context.Context, s store.Session) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?,?,?,?,?,?)`,
+		s.ID, s.Title, s.Workspace, s.Model, ms(s.CreatedAt), ms(s.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("insert session: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) UpdateSession(ctx context.Context, s store.Session) error {
+	return expectOne(t.tx.ExecContext(ctx, `UPDATE sessions SET title = ?, model = ?, updated_at_ms = ? WHERE id = ?`,
+		s.Title, s.Model, ms(s.UpdatedAt), s.ID))("session", s.ID, store.ErrNotFound)
+}
+
+func (t *txn) TouchSession(ctx context.Context, id string, at time.Time) error {
+	return expectOne(t.tx.ExecContext(ctx, `UPDATE sessions SET updated_at_ms = MAX(updated_at_ms, ?) WHERE id = ?`,
+		ms(at), id))("session", id, store.ErrNotFound)
+}
+
+func (t *txn) DeleteSession(ctx context.Context, id string) error {
+	// Events carry no foreign key (appends stay cheap), so delete them here.
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ?`, id); err != nil {
+		return fmt.Errorf("delete session events: %w", err)
+	}
+	return expectOne(t.tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id))("session", id, store.ErrNotFound)
+}
+
+// expectOne turns an Exec result into ErrNotFound/ErrConflict when no row
+// was affected.
+func expectOne(res sql.Result, err error) func(what, id string, none error) error {
+	return func(what, id string, none error) error {
+		if err != nil {
+			return fmt.Errorf("write %s %q: %w", what, id, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("write %s %q: %w", what, id, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("%s %q: %w", what, id, none)
+		}
+		return nil
+	}
+}
+
+func (t *txn) InsertRun(ctx context.Context, r store.Run) error {
+	usage, _ := json.Marshal(r.Usage)
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		r.ID, r.SessionID, string(r.Status), r.Input, r.Model, r.Priority, r.Attempt, r.RunnerID,
+		ms(r.LeaseExpiresAt), r.LastSeq, r.ErrorCode, r.ErrorMessage, string(usage),
+		ms(r.CreatedAt), ms(r.StartedAt), ms(r.EndedAt))
+	if err != nil {
+		return fmt.Errorf("insert run: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) UpdateRun(ctx context.Context, r store.Run, from ...run.Status) error {
+	usage, _ := json.Marshal(r.Usage)
+	q := `UPDATE runs SET status = ?, model = ?, priority = ?, attempt = ?, runner_id = ?, lease_expires_ms = ?,
+		error_code = ?, error_message = ?, usage_json = ?, started_at_ms = ?, ended_at_ms = ? WHERE id = ?`
+	args := []any{string(r.Status), r.Model, r.Priority, r.Attempt, r.RunnerID, ms(r.LeaseExpiresAt),
+		r.ErrorCode, r.ErrorMessage, string(usage), ms(r.StartedAt), ms(r.EndedAt), r.ID}
+	if len(from) > 0 {
+		q += ` AND status IN (` + placeholders(len(from)) + `)`
+		for _, s := range from {
+			args = append(args, string(s))
+		}
+	}
+	return expectOne(t.tx.ExecContext(ctx, q, args...))("run", r.ID, store.ErrConflict)
+}
+
+func (t *txn) RenewLeases(ctx context.Context, runnerID string, until time.Time) ([]string, error) {
+	owned := []any{ms(until), runnerID}
+	for _, s := range run.All() {
+		if s.Owned() {
+			owned = append(owned, string(s))
+		}
+	}
+	rows, err := t.tx.QueryContext(ctx, `UPDATE runs SET lease_expires_ms = ? WHERE runner_id = ? AND status IN (`+
+		placeholders(len(owned)-2)+`) RETURNING id`, owned...)
+	if err != nil {
+		return nil, fmt.Errorf("renew leases: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("renew leases: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+func (t *txn) InsertRequest(ctx context.Context, q store.Request) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO requests (`+requestCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		q.ID, q.RunID, q.SessionID, q.Kind, q.Status, q.ToolCallID, string(q.Prompt), q.Response,
+		ms(q.CreatedAt), ms(q.ExpiresAt), ms(q.ResolvedAt))
+	if err != nil {
+		return fmt.Errorf("insert request: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) ResolveRequest(ctx context.Context, id, status, response string, at time.Time) error {
+	res, err := t.tx.ExecContext(ctx, `UPDATE requests SET status = ?, response = ?, resolved_at_ms = ?
+		WHERE id = ? AND status = 'pending'`, status, response, ms(at), id)
+	if err := expectOne(res, err)("request", id, store.ErrConflict); err != nil {
+		if _, gerr := t.GetRequest(ctx, id); gerr != nil {
+			return gerr
+		}
+		return err
+	}
+	return nil
+}
+
+func (t *txn) InsertControl(ctx context.Context, c store.Control) error {
+	payload := string(c.Payload)
+	if payload == "" {
+		payload = "{}"
+	}
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO controls (id, run_id, kind, payload_json, created_at_ms) VALUES (?,?,?,?,?)`,
+		c.ID, c.RunID, c.Kind, payload, ms(c.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("insert control: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) ListControls(ctx context.Context, runID string) ([]store.Control, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT id, run_id, kind, payload_json, created_at_ms FROM controls WHERE run_id = ? ORDER BY created_at_ms, id`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("list controls: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Control
+	for rows.Next() {
+		var c store.Control
+		var p string
+		var at int64
+		if err := rows.Scan(&c.ID, &c.RunID, &c.Kind, &p, &at); err != nil {
+			return nil, fmt.Errorf("list controls: %w", err)
+		}
+		c.Payload, c.CreatedAt = json.RawMessage(p), fromMS(at)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func (t *txn) InsertRule(ctx context.Context, r store.Rule) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO approval_rules (`+ruleCols+`) VALUES (?,?,?,?,?,?)`,
+		r.ID, r.Tool, r.Pattern, r.Scope, r.SessionID, ms(r.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("insert rule: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) DeleteRule(ctx context.Context, id string) error {
+	return expectOne(t.tx.ExecContext(ctx, `DELETE FROM approval_rules WHERE id = ?`, id))("rule", id, store.ErrNotFound)
+}
+
+func (t *txn) UpsertRunner(ctx context.Context, r store.RunnerInfo) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO runners (id, host, pid, version, started_at_ms, heartbeat_at_ms)
+		VALUES (?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET heartbeat_at_ms = excluded.heartbeat_at_ms`,
+		r.ID, r.Host, r.PID, r.Version, ms(r.StartedAt), ms(r.HeartbeatAt))
+	if err != nil {
+		return fmt.Errorf("upsert runner: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) DeleteRunner(ctx context.Context, id string) error {
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM runners WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("delete runner: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) ClaimNext(ctx context.Context, runnerID string, now, leaseUntil time.Time) (store.Run, run.Status, bool, error) {
+	var id, prev string
+	err := t.tx.QueryRowContext(ctx, `SELECT id, status FROM runs r WHERE status = 'queued'
+		AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = r.session_id
+			AND o.status IN ('running','awaiting_approval','awaiting_clarify','cancelling','paused'))
+		AND NOT EXISTS (SELECT 1 FROM runs q WHERE q.session_id = r.session_id AND q.status = 'queued'
+			AND (q.priority > r.priority OR (q.priority = r.priority
+				AND (q.created_at_ms < r.created_at_ms OR (q.created_at_ms = r.created_at_ms AND q.id < r.id)))))
+		ORDER BY priority DESC, created_at_ms, id LIMIT 1`).Scan(&id, &prev)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = t.tx.QueryRowContext(ctx, `SELECT id, status FROM runs
+			WHERE status IN ('awaiting_approval','awaiting_clarify') AND lease_expires_ms < ?
+			ORDER BY created_at_ms, id LIMIT 1`, ms(now)).Scan(&id, &prev)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Run{}, "", false, nil
+	}
+	if err != nil {
+		return store.Run{}, "", false, fmt.Errorf("claim: %w", err)
+	}
+	_, err = t.tx.ExecContext(ctx, `UPDATE runs SET
+		status = CASE status WHEN 'queued' THEN 'running' ELSE status END,
+		attempt = CASE status WHEN 'queued' THEN attempt + 1 ELSE attempt END,
+		started_at_ms = CASE started_at_ms WHEN 0 THEN ? ELSE started_at_ms END,
+		runner_id = ?, lease_expires_ms = ? WHERE id = ?`, ms(now), runnerID, ms(leaseUntil), id)
+	if err != nil {
+		return store.Run{}, "", false, fmt.Errorf("claim %s: %w", id, err)
+	}
+	r, err := t.GetRun(ctx, id)
+	if err != nil {
+		return store.Run{}, "", false, err
+	}
+	return r, run.Status(prev), true, nil
+}

@@ -1,0 +1,214 @@
+// Package store is the source of truth: sessions, runs, the event journal,
+// human requests, controls and approval rules. Callers see only the
+// interfaces here; internal/store/sqlite implements them today and a
+// PostgreSQL implementation can follow without touching callers.
+//
+// Writes happen inside a Tx. The journal package serialises all writes of a
+// process through one writer that group-commits several Tx bodies into one
+// database transaction, each body isolated by a savepoint.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/run"
+)
+
+// Sentinel errors. Callers test them with errors.Is.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrConflict  = errors.New("conflict")   // a precondition on current state failed
+	ErrLeaseLost = errors.New("lease lost") // the runner no longer owns the run
+	ErrBadCursor = errors.New("bad cursor") // a page cursor this store did not issue
+)
+
+// Session is a conversation in a workspace.
+type Session struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Workspace string    `json:"workspace"`
+	Model     string    `json:"model"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Run is one unit of agent work started by a message.
+type Run struct {
+	ID             string
+	SessionID      string
+	Status         run.Status
+	Input          string
+	Model          string
+	Priority       int
+	Attempt        int
+	RunnerID       string
+	LeaseExpiresAt time.Time
+	LastSeq        int64
+	ErrorCode      string
+	ErrorMessage   string
+	Usage          event.UsageTotals
+	CreatedAt      time.Time
+	StartedAt      time.Time
+	EndedAt        time.Time
+}
+
+// Request kinds and statuses.
+const (
+	KindApproval = "approval"
+	KindClarify  = "clarify"
+
+	RequestPending   = "pending"
+	RequestResolved  = "resolved"
+	RequestExpired   = "expired"
+	RequestCancelled = "cancelled"
+)
+
+// Request is a durable question to a person: an approval or a clarify.
+type Request struct {
+	ID         string
+	RunID      string
+	SessionID  string
+	Kind       string
+	Status     string
+	ToolCallID string
+	Prompt     json.RawMessage // the approval.requested / clarify.requested payload
+	Response   string
+	CreatedAt  time.Time
+	ExpiresAt  time.Time // zero: never
+	ResolvedAt time.Time
+}
+
+// Control is a recorded intent on a run (cancel, ...), kept for audit and
+// idempotency.
+type Control struct {
+	ID        string
+	RunID     string
+	Kind      string
+	Payload   json.RawMessage
+	CreatedAt time.Time
+}
+
+// Rule remembers an approval choice of "session" or "always".
+type Rule struct {
+	ID        string    `json:"id"`
+	Tool      string    `json:"tool"`
+	Pattern   string    `json:"pattern"`
+	Scope     string    `json:"scope"`
+	SessionID string    `json:"session_id,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// RunnerInfo is a runner's registration and heartbeat.
+type RunnerInfo struct {
+	ID          string    `json:"id"`
+	Host        string    `json:"host"`
+	PID         int       `json:"pid"`
+	Version     string    `json:"version"`
+	StartedAt   time.Time `json:"started_at"`
+	HeartbeatAt time.Time `json:"heartbeat_at"`
+}
+
+// SessionPage asks for one page of sessions, newest activity first.
+type SessionPage struct {
+	Limit  int
+	Cursor string // opaque; empty for the first page
+	Query  string // case-insensitive title substring
+}
+
+// EventQuery selects events in ID order.
+type EventQuery struct {
+	SessionID string // optional
+	RunID     string // optional
+	AfterID   int64
+	Limit     int          // 0: no limit
+	Types     []event.Type // optional allow-list
+	NotTypes  []event.Type // optional deny-list
+}
+
+// RequestQuery selects human requests.
+type RequestQuery struct {
+	Status    string // optional
+	SessionID string // optional
+	RunID     string // optional
+}
+
+// Reader is the read side, usable outside and inside transactions.
+type Reader interface {
+	GetSession(ctx context.Context, id string) (Session, error)
+	ListSessions(ctx context.Context, p SessionPage) (sessions []Session, next string, err error)
+	GetRun(ctx context.Context, id string) (Run, error)
+	// SessionRuns lists a session's runs, oldest first.
+	SessionRuns(ctx context.Context, sessionID string) ([]Run, error)
+	// RunsWithStatus lists runs in any of the statuses, oldest first.
+	RunsWithStatus(ctx context.Context, statuses ...run.Status) ([]Run, error)
+	GetRequest(ctx context.Context, id string) (Request, error)
+	ListRequests(ctx context.Context, q RequestQuery) ([]Request, error)
+	Events(ctx context.Context, q EventQuery) ([]event.Event, error)
+	LastEventID(ctx context.Context) (int64, error)
+	// RunCursor is the ID of the run's newest event (0 when it has none).
+	RunCursor(ctx context.Context, runID string) (int64, error)
+	FindRule(ctx context.Context, tool, pattern, sessionID string) (Rule, error)
+	ListRules(ctx context.Context) ([]Rule, error)
+	ListRunners(ctx context.Context) ([]RunnerInfo, error)
+}
+
+// Tx is one transaction's view: reads see its own writes.
+type Tx interface {
+	Reader
+
+	// AppendEvents assigns IDs and per-run Seqs and inserts the drafts, all
+	// for runs that exist. When fence is non-empty the run must be leased to
+	// that runner, else ErrLeaseLost. A second terminal event for a run is
+	// ErrConflict.
+	AppendEvents(ctx context.Context, fence string, drafts ...event.Draft) ([]event.Event, error)
+
+	InsertSession(ctx context.Context, s Session) error
+	UpdateSession(ctx context.Context, s Session) error
+	TouchSession(ctx context.Context, id string, at time.Time) error
+	DeleteSession(ctx context.Context, id string) error
+
+	InsertRun(ctx context.Context, r Run) error
+	// UpdateRun writes r's mutable fields (status, runner, lease, attempt,
+	// error, usage, timestamps) if the stored status is one of from (any
+	// when from is empty); otherwise ErrConflict.
+	UpdateRun(ctx context.Context, r Run, from ...run.Status) error
+	// ClaimNext leases the next runnable run to runnerID: a queued run whose
+	// session has no other busy run (highest priority, oldest first), else an
+	// awaiting_* run whose lease has expired. A queued run becomes running
+	// with its attempt counted. ok is false when nothing is claimable.
+	ClaimNext(ctx context.Context, runnerID string, now, leaseUntil time.Time) (r Run, prev run.Status, ok bool, err error)
+	// RenewLeases extends the lease of every run held by runnerID in an owned
+	// status, returning the IDs renewed.
+	RenewLeases(ctx context.Context, runnerID string, until time.Time) ([]string, error)
+
+	InsertRequest(ctx context.Context, q Request) error
+	// ResolveRequest moves a pending request to status with response, or
+	// returns ErrConflict when it is no longer pending.
+	ResolveRequest(ctx context.Context, id, status, response string, at time.Time) error
+
+	InsertControl(ctx context.Context, c Control) error
+	ListControls(ctx context.Context, runID string) ([]Control, error)
+
+	InsertRule(ctx context.Context, r Rule) error
+	DeleteRule(ctx context.Context, id string) error
+
+	UpsertRunner(ctx context.Context, r RunnerInfo) error
+	DeleteRunner(ctx context.Context, id string) error
+}
+
+// Store is a database of Caduceus state.
+type Store interface {
+	Reader
+	// Write runs fn in one transaction: all of it commits or none.
+	Write(ctx context.Context, fn func(Tx) error) error
+	// WriteBatch runs several bodies in one transaction, each isolated by a
+	// savepoint: a body that fails is rolled back alone and its error is
+	// returned at its index; the rest commit together. The returned error is
+	// for the transaction as a whole.
+	WriteBatch(ctx context.Context, fns []func(Tx) error) ([]error, error)
+	Close() error
+}

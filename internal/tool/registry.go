@@ -1,0 +1,117 @@
+package tool
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/provider"
+)
+
+// Names of the built-in tools. The agent loop matches NameClarify to turn
+// the call into a human request instead of running it.
+const (
+	NameListFiles  = "list_files"
+	NameReadFile   = "read_file"
+	NameRunCommand = "run_command"
+	NameClarify    = "clarify"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultCommandTimeout    = 2 * time.Minute
+	DefaultMaxCommandTimeout = 10 * time.Minute
+	DefaultOutputCap         = 64 << 10
+	DefaultReadCap           = 256 << 10
+)
+
+// Config tunes the built-in tools. Zero (or negative) values mean defaults.
+type Config struct {
+	// CommandTimeout applies to run_command calls that give no timeout_s.
+	CommandTimeout time.Duration
+	// MaxCommandTimeout caps the timeout_s a call may ask for; never below
+	// CommandTimeout.
+	MaxCommandTimeout time.Duration
+	// OutputCap bounds the command output kept for the model, in bytes;
+	// beyond it the head and the tail are kept.
+	OutputCap int
+	// ReadCap bounds the file content read_file returns, in bytes.
+	ReadCap int
+	// Env is the environment of commands. Nil means the runner's own
+	// environment minus variables whose names suggest secrets, so a command
+	// such as `env` cannot hand provider keys to the model.
+	Env []string
+}
+
+func (c Config) withDefaults() Config {
+	if c.CommandTimeout <= 0 {
+		c.CommandTimeout = DefaultCommandTimeout
+	}
+	if c.MaxCommandTimeout <= 0 {
+		c.MaxCommandTimeout = DefaultMaxCommandTimeout
+	}
+	c.MaxCommandTimeout = max(c.MaxCommandTimeout, c.CommandTimeout)
+	if c.OutputCap <= 0 {
+		c.OutputCap = DefaultOutputCap
+	}
+	if c.ReadCap <= 0 {
+		c.ReadCap = DefaultReadCap
+	}
+	return c
+}
+
+// Registry is an immutable set of tools keyed by name; safe for concurrent
+// use.
+type Registry struct {
+	tools map[string]Tool
+	names []string // sorted
+}
+
+// NewRegistry builds a registry. A nil tool, an empty name or a name given
+// twice is a programming error and panics, like a duplicate route would.
+func NewRegistry(tools ...Tool) *Registry {
+	r := &Registry{tools: make(map[string]Tool, len(tools))}
+	for _, t := range tools {
+		if t == nil {
+			panic("tool: NewRegistry: nil tool")
+		}
+		name := t.Spec().Name
+		if name == "" {
+			panic("tool: NewRegistry: tool with an empty name")
+		}
+		if _, dup := r.tools[name]; dup {
+			panic(fmt.Sprintf("tool: NewRegistry: duplicate tool %q", name))
+		}
+		r.tools[name] = t
+		r.names = append(r.names, name)
+	}
+	slices.Sort(r.names)
+	return r
+}
+
+// Builtin returns the built-in tools: list_files, read_file, run_command and
+// clarify.
+func Builtin(cfg Config) *Registry {
+	return NewRegistry(NewListFiles(cfg), NewReadFile(cfg), NewRunCommand(cfg), NewClarify())
+}
+
+// Get returns the tool called name.
+func (r *Registry) Get(name string) (Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Specs describes every tool to the model, ordered by name so that prompts
+// (and provider prompt caches) are stable.
+func (r *Registry) Specs() []provider.ToolSpec {
+	specs := make([]provider.ToolSpec, 0, len(r.names))
+	for _, n := range r.names {
+		specs = append(specs, r.tools[n].Spec())
+	}
+	return specs
+}
+
+// Names lists the tool names in order.
+func (r *Registry) Names() []string {
+	return slices.Clone(r.names)
+}

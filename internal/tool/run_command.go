@@ -1,0 +1,219 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/provider"
+)
+
+// CommandData is the structured result of run_command (seed 002 "exec").
+type CommandData struct {
+	OK         bool   `json:"ok"`
+	ExitCode   int    `json:"exit_code"` // -1 when killed
+	Output     string `json:"output"`    // stdout and stderr interleaved, capped
+	Truncated  bool   `json:"truncated"`
+	DurationMS int64  `json:"duration_ms"`
+	Cwd        string `json:"cwd"` // relative to the workspace
+	// MentionedPaths are words of the command naming existing workspace
+	// files, relative to the workspace, so viewers can link them.
+	MentionedPaths []string `json:"mentioned_paths"`
+	Error          string   `json:"error,omitempty"` // timeout, cancel or signal
+}
+
+type commandArgs struct {
+	Command  string `json:"command"`
+	TimeoutS int    `json:"timeout_s"`
+	Cwd      string `json:"cwd"`
+}
+
+type runCommand struct{ cfg Config }
+
+// NewRunCommand returns the run_command tool.
+func NewRunCommand(cfg Config) Tool { return runCommand{cfg: cfg.withDefaults()} }
+
+const commandSchemaTmpl = `{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "minLength": 1, "description": "Shell command, run with /bin/sh -c."},
+    "timeout_s": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Timeout in seconds. Default %d."},
+    "cwd": {"type": "string", "description": "Working directory relative to the workspace root. Default \".\"."}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`
+
+func (t runCommand) Spec() provider.ToolSpec {
+	return provider.ToolSpec{
+		Name: NameRunCommand,
+		Description: "Run a shell command in the workspace and return its combined stdout and stderr. " +
+			"Stdin is empty and there is no terminal, so interactive programs fail. Anything the command " +
+			"starts in the background is killed when it ends. Long output keeps only its head and tail.",
+		Parameters: json.RawMessage(fmt.Sprintf(commandSchemaTmpl,
+			int(t.cfg.MaxCommandTimeout/time.Second), int(t.cfg.CommandTimeout/time.Second))),
+	}
+}
+
+func (runCommand) Label(args json.RawMessage) string {
+	var a commandArgs
+	if err := decodeArgs(args, &a); err != nil || strings.TrimSpace(a.Command) == "" {
+		return "$ (invalid arguments)"
+	}
+	line, more := firstLine(a.Command)
+	l := "$ " + truncate(line, 120)
+	if more {
+		l += " …"
+	}
+	return l
+}
+
+func (runCommand) Approval(args json.RawMessage) Approval {
+	ap := Approval{Needed: true, Reason: "Runs a shell command in the workspace"}
+	var a commandArgs
+	if err := decodeArgs(args, &a); err != nil {
+		ap.Action = "run_command " + truncate(string(args), 500)
+		return ap
+	}
+	ap.Action = "$ " + a.Command
+	if c := strings.TrimSpace(a.Cwd); c != "" && filepath.Clean(c) != "." {
+		// The same command means something else elsewhere; show where.
+		ap.Action += "\n(in " + c + ")"
+	}
+	return ap
+}
+
+func (t runCommand) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
+	if err := checkWorkspace(env); err != nil {
+		return Result{}, err
+	}
+	var a commandArgs
+	if err := decodeArgs(args, &a); err != nil {
+		return invalidArgs(err), nil
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return invalidArgs(errors.New("command is required")), nil
+	}
+	if strings.ContainsRune(a.Command, 0) {
+		return invalidArgs(errors.New("command contains a NUL byte")), nil
+	}
+	timeout := t.cfg.CommandTimeout
+	switch {
+	case a.TimeoutS < 0:
+		return invalidArgs(errors.New("timeout_s must be at least 1")), nil
+	case a.TimeoutS > 0:
+		timeout = min(time.Duration(a.TimeoutS)*time.Second, t.cfg.MaxCommandTimeout)
+	}
+	if a.Cwd == "" {
+		a.Cwd = "."
+	}
+	dir, err := Resolve(env.Workspace, a.Cwd)
+	if err != nil {
+		return pathFailure(err), nil
+	}
+	cwd := relPath(env.Workspace, dir)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errorResult("cwd %s does not exist", cwd), nil
+	case err != nil:
+		return errorResult("cwd %s: %v", cwd, bareErr(err)), nil
+	case !fi.IsDir():
+		return errorResult("cwd %s is not a directory", cwd), nil
+	}
+	if ctx.Err() != nil {
+		return Result{Status: event.ToolCancelled, Output: "cancelled before the command started"}, nil
+	}
+
+	o, err := shellRun{
+		command:  a.Command,
+		dir:      dir,
+		env:      commandEnv(t.cfg.Env),
+		timeout:  timeout,
+		outCap:   t.cfg.OutputCap,
+		progress: env.Progress,
+	}.run(ctx)
+	if err != nil {
+		return errorResult("could not start the command: %v", bareErr(err)), nil
+	}
+
+	data := CommandData{
+		ExitCode:       o.exitCode,
+		Output:         o.output,
+		Truncated:      o.truncated,
+		DurationMS:     o.duration.Milliseconds(),
+		Cwd:            cwd,
+		MentionedPaths: mentionedPaths(env.Workspace, dir, a.Command),
+	}
+	status := event.ToolOK
+	switch {
+	case o.timedOut:
+		status = event.ToolTimeout
+		data.Error = fmt.Sprintf("timed out after %s; the command and everything it started were killed", describeDuration(timeout))
+	case o.cancelled:
+		status = event.ToolCancelled
+		data.Error = "cancelled; the command and everything it started were killed"
+	case o.signal != "":
+		status = event.ToolError
+		data.Error = "killed by signal: " + o.signal
+	case o.exitCode != 0:
+		status = event.ToolError
+		data.Error = fmt.Sprintf("exit code %d", o.exitCode)
+	}
+	data.OK = status == event.ToolOK
+
+	out := o.output
+	if out == "" {
+		out = "(no output)"
+	}
+	if data.Error != "" {
+		out = strings.TrimRight(out, "\n") + "\n[" + data.Error + "]"
+	}
+	return Result{Status: status, Output: out, Data: data}, nil
+}
+
+const maxMentionedPaths = 20
+
+// mentionedPaths finds words of the command that name existing files in the
+// workspace. It is a hint for viewers, not a parse of shell syntax.
+func mentionedPaths(workspace, dir, command string) []string {
+	words := strings.FieldsFunc(command, func(r rune) bool {
+		return strings.ContainsRune(" \t\r\n;|&<>()`'\"=,", r)
+	})
+	seen := map[string]bool{}
+	found := []string{}
+	for i, w := range words {
+		if len(found) >= maxMentionedPaths || i >= 200 {
+			break
+		}
+		w = strings.TrimRight(w, ":")
+		if w == "" || w == "." || w == ".." || strings.HasPrefix(w, "-") || strings.ContainsAny(w, "*?[]{}$~\\") {
+			continue
+		}
+		p := w
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		abs, err := Resolve(workspace, p)
+		if err != nil {
+			continue
+		}
+		if _, err := os.Lstat(abs); err != nil {
+			continue
+		}
+		rel := relPath(workspace, abs)
+		if rel == "." || seen[rel] {
+			continue
+		}
+		seen[rel] = true
+		found = append(found, rel)
+	}
+	return found
+}

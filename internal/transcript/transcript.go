@@ -1,0 +1,241 @@
+// Package transcript folds a session's journal into a normalised transcript:
+// user messages, assistant text, reasoning and tool calls with their
+// results. The API serves it, the agent loop rebuilds model history from it
+// and run finalisation uses it to find what is still open. One fold, three
+// uses, so they never disagree.
+package transcript
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+)
+
+// Item kinds.
+const (
+	KindUser      = "user"
+	KindAssistant = "assistant"
+	KindReasoning = "reasoning"
+	KindTool      = "tool_call"
+	KindRunEnd    = "run_end" // how a run ended when not plainly completed
+)
+
+// Item is one entry of the transcript.
+type Item struct {
+	ID        string     `json:"id"`
+	Kind      string     `json:"kind"`
+	RunID     string     `json:"run_id"`
+	TurnID    string     `json:"turn_id,omitempty"`
+	CreatedAt event.Time `json:"created_at"`
+	Text      string     `json:"text,omitempty"`
+	Signature string     `json:"signature,omitempty"`
+	// Open: still streaming (or cut off by a crash); Partial: closed early.
+	Open    bool  `json:"open,omitempty"`
+	Partial bool  `json:"partial,omitempty"`
+	Tool    *Tool `json:"tool,omitempty"`
+	// For KindRunEnd: the terminal status and error.
+	Status string           `json:"status,omitempty"`
+	Error  *event.ErrorInfo `json:"error,omitempty"`
+	// LastEventID is the newest event folded into this item.
+	LastEventID int64 `json:"last_event_id"`
+}
+
+// Tool is a tool call and, once done, its result.
+type Tool struct {
+	ToolCallID string          `json:"tool_call_id"`
+	Name       string          `json:"name"`
+	Label      string          `json:"label"`
+	Args       json.RawMessage `json:"args"`
+	Status     string          `json:"status"` // a Tool* state, then the result status
+	Output     string          `json:"output,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	DurationMS int64           `json:"duration_ms,omitempty"`
+	RequestID  string          `json:"request_id,omitempty"`
+}
+
+// Tool call states before a result; after it, Status is the result status.
+const (
+	ToolPending          = "pending" // announced, not yet executing
+	ToolAwaitingApproval = "awaiting_approval"
+	ToolAwaitingClarify  = "awaiting_clarify"
+	ToolRunning          = "running" // executing: never re-run after a crash
+)
+
+// Done reports whether the tool call has a result.
+func (t *Tool) Done() bool {
+	switch t.Status {
+	case ToolPending, ToolAwaitingApproval, ToolAwaitingClarify, ToolRunning:
+		return false
+	}
+	return true
+}
+
+// Builder folds events in ID order.
+type Builder struct {
+	items   []*Item
+	byID    map[string]*Item // segments by id, tools by call id and request id
+	builder map[string]*strings.Builder
+}
+
+// New returns an empty Builder.
+func New() *Builder {
+	return &Builder{byID: map[string]*Item{}, builder: map[string]*strings.Builder{}}
+}
+
+// Fold is New, Add for each event, Items.
+func Fold(evs []event.Event) []Item {
+	b := New()
+	for _, e := range evs {
+		b.Add(e)
+	}
+	return b.Items()
+}
+
+// Add folds one event. Unknown types and undecodable payloads are ignored:
+// the transcript is a view, never a reason to fail.
+func (b *Builder) Add(e event.Event) {
+	switch e.Type {
+	case event.MessageUser:
+		var p event.MessageUserPayload
+		if json.Unmarshal(e.Payload, &p) == nil {
+			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content}, e)
+		}
+	case event.MessageDelta, event.ReasoningDelta:
+		var p event.DeltaPayload
+		if json.Unmarshal(e.Payload, &p) != nil {
+			return
+		}
+		it := b.segment(e, p.ID, p.TurnID)
+		b.builder[p.ID].WriteString(p.Delta)
+		it.LastEventID = e.ID
+	case event.MessageDone, event.ReasoningDone:
+		var p event.DonePayload
+		if json.Unmarshal(e.Payload, &p) != nil {
+			return
+		}
+		it := b.segment(e, p.ID, p.TurnID)
+		it.Text, it.Signature, it.Partial, it.Open = p.Text, p.Signature, p.Partial, false
+		it.LastEventID = e.ID
+		delete(b.builder, p.ID)
+	case event.ToolStarted:
+		var p event.ToolStartedPayload
+		if json.Unmarshal(e.Payload, &p) == nil {
+			b.push(&Item{ID: p.ToolCallID, Kind: KindTool, TurnID: p.TurnID, Tool: &Tool{
+				ToolCallID: p.ToolCallID, Name: p.Name, Label: p.Label, Args: p.Args, Status: ToolPending,
+			}}, e)
+			b.byID[p.ToolCallID] = b.items[len(b.items)-1]
+		}
+	case event.ToolUpdated:
+		var p event.ToolUpdatedPayload
+		if json.Unmarshal(e.Payload, &p) == nil {
+			if it := b.byID[p.ToolCallID]; it != nil && it.Tool != nil && !it.Tool.Done() {
+				if p.Phase == "executing" {
+					it.Tool.Status = ToolRunning
+				}
+				it.Tool.Output += p.Output
+				it.LastEventID = e.ID
+			}
+		}
+	case event.ToolDone:
+		var p event.ToolDonePayload
+		if json.Unmarshal(e.Payload, &p) == nil {
+			if it := b.byID[p.ToolCallID]; it != nil && it.Tool != nil {
+				t := it.Tool
+				t.Status, t.Output, t.Result, t.Error, t.DurationMS = p.Status, p.Output, p.Result, p.Error, p.DurationMS
+				it.LastEventID = e.ID
+			}
+		}
+	case event.ApprovalRequested, event.ClarifyRequested:
+		var p struct {
+			RequestID  string `json:"request_id"`
+			ToolCallID string `json:"tool_call_id"`
+		}
+		if json.Unmarshal(e.Payload, &p) == nil {
+			if it := b.byID[p.ToolCallID]; it != nil && it.Tool != nil && !it.Tool.Done() {
+				it.Tool.RequestID = p.RequestID
+				b.byID[p.RequestID] = it
+				it.Tool.Status = ToolAwaitingApproval
+				if e.Type == event.ClarifyRequested {
+					it.Tool.Status = ToolAwaitingClarify
+				}
+				it.LastEventID = e.ID
+			}
+		}
+	case event.ApprovalResolved, event.ClarifyResolved:
+		var p event.ResolvedPayload
+		if json.Unmarshal(e.Payload, &p) == nil {
+			if it := b.byID[p.RequestID]; it != nil && !it.Tool.Done() {
+				it.Tool.Status = ToolPending
+				it.LastEventID = e.ID
+			}
+		}
+	case event.RunDone:
+		var p event.RunDonePayload
+		if json.Unmarshal(e.Payload, &p) == nil && p.Status != "completed" {
+			b.push(&Item{ID: "end_" + e.RunID, Kind: KindRunEnd, Status: p.Status, Error: p.Error}, e)
+		}
+	}
+}
+
+func (b *Builder) push(it *Item, e event.Event) {
+	it.RunID, it.CreatedAt, it.LastEventID = e.RunID, e.TS, e.ID
+	b.items = append(b.items, it)
+}
+
+// segment returns the text/reasoning item with id, creating it open.
+func (b *Builder) segment(e event.Event, id, turnID string) *Item {
+	if it, ok := b.byID[id]; ok {
+		return it
+	}
+	kind := KindAssistant
+	if e.Type == event.ReasoningDelta || e.Type == event.ReasoningDone {
+		kind = KindReasoning
+	}
+	it := &Item{ID: id, Kind: kind, TurnID: turnID, Open: true}
+	b.push(it, e)
+	b.byID[id] = it
+	b.builder[id] = &strings.Builder{}
+	return it
+}
+
+// Items returns the transcript so far. Open segments carry the text
+// streamed until now.
+func (b *Builder) Items() []Item {
+	out := make([]Item, len(b.items))
+	for i, it := range b.items {
+		out[i] = *it
+		if it.Tool != nil {
+			t := *it.Tool
+			out[i].Tool = &t
+		}
+		if sb, ok := b.builder[it.ID]; ok && it.Open {
+			out[i].Text = sb.String()
+		}
+	}
+	return out
+}
+
+// FoldRuns folds a session's events run by run (in the order of runs) up to
+// and including the run until; later runs are left out. Within a run,
+// events keep their journal order. until "" keeps every run. A message queued while an earlier run
+// streamed thus comes after that run's answer.
+func FoldRuns(evs []event.Event, runIDs []string, until string) []Item {
+	order := make(map[string]int, len(runIDs))
+	for i, r := range runIDs {
+		order[r] = i
+		if r == until {
+			break
+		}
+	}
+	kept := make([]event.Event, 0, len(evs))
+	for _, e := range evs {
+		if _, ok := order[e.RunID]; ok {
+			kept = append(kept, e)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return order[kept[i].RunID] < order[kept[j].RunID] })
+	return Fold(kept)
+}
