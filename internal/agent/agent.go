@@ -91,15 +91,10 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 			res.Err = &event.ErrorInfo{Code: "max_turns", Message: fmt.Sprintf("stopped after %d model calls without a final answer", maxTurns)}
 			return res, h.Flush(ctx)
 		}
-		t, err := l.turn(ctx, h, msgs, i)
+		t, err := l.turn(ctx, h, msgs, i, res.Usage)
 		res.Usage = res.Usage.Add(t.usage)
 		if err != nil {
 			return res, err
-		}
-		if t.usage != (event.UsageTotals{}) {
-			if err := h.Emit(event.Usage, event.UsagePayload{TurnID: t.turnID, Turn: t.usage, Total: res.Usage}); err != nil {
-				return res, err
-			}
 		}
 		if t.err != nil {
 			res.Err = t.err
@@ -160,7 +155,8 @@ type partialCall struct {
 }
 
 // turn makes one model call and journals what it streams.
-func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index int) (turnResult, error) {
+// total is the run's usage before this turn.
+func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index int, total event.UsageTotals) (turnResult, error) {
 	var out turnResult
 	turnID := id.New("trn")
 	started := time.Now()
@@ -247,7 +243,6 @@ func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index 
 			stop = c.StopReason
 		}
 	}
-	out.turnID = turnID
 	out.usage = event.UsageTotals{InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens,
 		CachedTokens: usage.CachedTokens, ReasoningTokens: usage.ReasoningTokens}
 	out.msg.Role, out.msg.Text = provider.RoleAssistant, text.String()
@@ -280,6 +275,11 @@ func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index 
 	}
 	if err := h.Emit(event.TurnEnded, event.TurnEndedPayload{TurnID: turnID, StopReason: stop, DurationMS: time.Since(started).Milliseconds()}); err != nil {
 		return out, err
+	}
+	if out.usage != (event.UsageTotals{}) {
+		if err := h.Emit(event.Usage, event.UsagePayload{TurnID: turnID, Turn: out.usage, Total: total.Add(out.usage)}); err != nil {
+			return out, err
+		}
 	}
 	for _, c := range out.msg.ToolCalls {
 		label := c.Name
