@@ -109,7 +109,11 @@ func (b *Builder) Add(e event.Event) {
 			return
 		}
 		it := b.segment(e, p.ID, p.TurnID)
-		b.builder[p.ID].WriteString(p.Delta)
+		sb := b.builder[p.ID]
+		if sb == nil {
+			return // the segment is closed (or the id names a tool call)
+		}
+		sb.WriteString(p.Delta)
 		it.LastEventID = e.ID
 	case event.MessageDone, event.ReasoningDone:
 		var p event.DonePayload
@@ -167,7 +171,7 @@ func (b *Builder) Add(e event.Event) {
 	case event.ApprovalResolved, event.ClarifyResolved:
 		var p event.ResolvedPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
-			if it := b.byID[p.RequestID]; it != nil && !it.Tool.Done() {
+			if it := b.byID[p.RequestID]; it != nil && it.Tool != nil && !it.Tool.Done() {
 				it.Tool.Status = ToolPending
 				it.LastEventID = e.ID
 			}
