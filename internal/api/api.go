@@ -81,10 +81,41 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET /api/rules", a.listRules)
 	mux.HandleFunc("DELETE /api/rules/{id}", a.deleteRule)
 
-	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "no such API route", nil)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern == "" {
+			// The mux's own 404 and 405 answers are plain text; keep their
+			// status (and Allow header) but speak the API's error shape.
+			h.ServeHTTP(&statusOnly{ResponseWriter: w}, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
 	})
-	return mux
+}
+
+// statusOnly turns a plain-text error answer into the JSON error shape.
+type statusOnly struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (s *statusOnly) WriteHeader(code int) {
+	if s.wrote {
+		return
+	}
+	s.wrote = true
+	if code == http.StatusMethodNotAllowed {
+		writeError(s.ResponseWriter, code, "method_not_allowed", "method not allowed on this route", nil)
+		return
+	}
+	writeError(s.ResponseWriter, code, control.CodeNotFound, "no such API route", nil)
+}
+
+func (s *statusOnly) Write(b []byte) (int, error) {
+	if !s.wrote {
+		s.WriteHeader(http.StatusOK)
+	}
+	return len(b), nil
 }
 
 // writeJSON writes v with status.

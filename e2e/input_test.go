@@ -1,0 +1,207 @@
+package e2e
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+)
+
+// Bad input gets a clear error with a stable code and changes nothing.
+func TestBadInputChangesNothing(t *testing.T) {
+	s := startServer(t, script(turn(text("hi"))))
+	sid := s.newSession(t)
+	missingSession := "ses_01m7xyac7z7270rfddajtdkqvh"
+	cases := []struct {
+		name, method, path, ctype, body string
+		status                          int
+		code                            string
+	}{
+		{"unknown route", "GET", "/api/nope", "", "", 404, "not_found"},
+		{"malformed session id", "GET", "/api/sessions/ses_bad", "", "", 404, "not_found"},
+		{"missing session", "GET", "/api/sessions/" + missingSession, "", "", 404, "not_found"},
+		{"send to missing session", "POST", "/api/sessions/" + missingSession + "/messages", "application/json", `{"content":"x"}`, 404, "not_found"},
+		{"invalid JSON", "POST", "/api/sessions/" + sid + "/messages", "application/json", `{"content":`, 400, "invalid_input"},
+		{"unknown field", "POST", "/api/sessions/" + sid + "/messages", "application/json", `{"content":"x","evil":1}`, 400, "invalid_input"},
+		{"trailing data", "POST", "/api/sessions/" + sid + "/messages", "application/json", `{"content":"x"} {}`, 400, "invalid_input"},
+		{"wrong type", "POST", "/api/sessions/" + sid + "/messages", "application/json", `{"content":5}`, 400, "invalid_input"},
+		{"empty content", "POST", "/api/sessions/" + sid + "/messages", "application/json", `{"content":"   "}`, 400, "invalid_input"},
+		{"bad if_busy", "POST", "/api/sessions/" + sid + "/messages", "application/json", `{"content":"x","if_busy":"maybe"}`, 400, "invalid_input"},
+		{"form body", "POST", "/api/sessions/" + sid + "/messages", "application/x-www-form-urlencoded", `content=x`, 415, "unsupported_media_type"},
+		{"empty body", "POST", "/api/sessions/" + sid + "/messages", "application/json", ``, 400, "invalid_input"},
+		{"huge body", "POST", "/api/sessions/" + sid + "/messages", "application/json", `{"content":"` + strings.Repeat("a", 2<<20) + `"}`, 413, "body_too_large"},
+		{"title with newline", "PATCH", "/api/sessions/" + sid, "application/json", `{"title":"a\nb"}`, 400, "invalid_input"},
+		{"relative workspace", "POST", "/api/sessions", "application/json", `{"workspace":"tmp"}`, 400, "invalid_input"},
+		{"bad limit", "GET", "/api/sessions?limit=0", "", "", 400, "invalid_input"},
+		{"bad page cursor", "GET", "/api/sessions?cursor=zzz", "", "", 400, "invalid_cursor"},
+		{"bad stream cursor", "GET", "/api/sessions/" + sid + "/events?after=-1", "", "", 400, "invalid_cursor"},
+		{"bad request status", "GET", "/api/requests?status=weird", "", "", 400, "invalid_input"},
+		{"respond to missing request", "POST", "/api/requests/req_01m7xyac7z7270rfddajtdkqvh/respond", "application/json", `{"choice":"once"}`, 404, "not_found"},
+		{"cancel missing run", "POST", "/api/runs/run_01m7xyac7z7270rfddajtdkqvh/cancel", "", "", 404, "not_found"},
+		{"wrong method", "PUT", "/api/sessions/" + sid, "application/json", `{}`, 405, "method_not_allowed"},
+	}
+	before := snapshot(t, s)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, s.URL+tc.path, strings.NewReader(tc.body))
+			if tc.ctype != "" {
+				req.Header.Set("Content-Type", tc.ctype)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, raw)
+			}
+			if tc.code == "" {
+				return
+			}
+			if !bytes.Contains(raw, []byte(`"code":"`+tc.code+`"`)) || !bytes.Contains(raw, []byte(`"message":`)) {
+				t.Fatalf("body %s lacks code %s", raw, tc.code)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Fatalf("content type %q", ct)
+			}
+		})
+	}
+	if after := snapshot(t, s); after != before {
+		t.Fatalf("bad input changed state:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// snapshot summarises everything a client can see of the server's state.
+func snapshot(t *testing.T, s *server) string {
+	t.Helper()
+	var b strings.Builder
+	for _, p := range []string{"/api/sessions", "/api/requests", "/api/rules"} {
+		req, _ := http.NewRequest("GET", s.URL+p, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		b.Write(raw)
+	}
+	var sessions struct {
+		Sessions []struct {
+			ID string `json:"id"`
+		} `json:"sessions"`
+	}
+	do(t, "GET", s.URL+"/api/sessions", nil, &sessions)
+	for _, ss := range sessions.Sessions {
+		var m struct {
+			Last int64 `json:"last_event_id"`
+		}
+		do(t, "GET", s.URL+"/api/sessions/"+ss.ID+"/messages", nil, &m)
+		b.WriteString(ss.ID)
+	}
+	return b.String()
+}
+
+// Sessions: create, rename, list newest first with cursor pagination and
+// title search, delete (refused while busy).
+func TestSessionsLifecycle(t *testing.T) {
+	s := startServer(t, script(turn(slowText(50, 20))))
+	var ids []string
+	for range 5 {
+		ids = append(ids, s.newSession(t))
+	}
+	title := "Deploy 100% of the_thing"
+	var patched sessionJSON
+	if c := do(t, "PATCH", s.URL+"/api/sessions/"+ids[1], map[string]string{"title": title}, &patched); c != 200 || patched.Title != title {
+		t.Fatalf("rename: %d %+v", c, patched)
+	}
+	type page struct {
+		Sessions []sessionJSON `json:"sessions"`
+		Next     string        `json:"next_cursor"`
+	}
+	var p1, p2, p3 page
+	do(t, "GET", s.URL+"/api/sessions?limit=2", nil, &p1)
+	do(t, "GET", s.URL+"/api/sessions?limit=2&cursor="+p1.Next, nil, &p2)
+	do(t, "GET", s.URL+"/api/sessions?limit=2&cursor="+p2.Next, nil, &p3)
+	var got []string
+	for _, pg := range []page{p1, p2, p3} {
+		for _, ss := range pg.Sessions {
+			got = append(got, ss.ID)
+		}
+	}
+	want := []string{ids[1], ids[4], ids[3], ids[2], ids[0]} // renamed one is most recently active
+	if strings.Join(got, ",") != strings.Join(want, ",") || p3.Next != "" {
+		t.Fatalf("pages = %v (next %q), want %v", got, p3.Next, want)
+	}
+	var found page
+	do(t, "GET", s.URL+"/api/sessions?q=100%25+of+the_", nil, &found)
+	if len(found.Sessions) != 1 || found.Sessions[0].ID != ids[1] {
+		t.Fatalf("search found %+v", found.Sessions)
+	}
+
+	st := openStream(t, s.URL+"/api/sessions/"+ids[0]+"/events", nil)
+	r := s.send(t, ids[0], "work")
+	st.until(t, "delta", isType(event.MessageDelta))
+	var e errorJSON
+	if c := do(t, "DELETE", s.URL+"/api/sessions/"+ids[0], nil, &e); c != http.StatusConflict || e.Error.Code != "session_busy" {
+		t.Fatalf("delete busy: %d %s", c, e.Error.Code)
+	}
+	do(t, "POST", s.URL+"/api/runs/"+r.ID+"/cancel", nil, nil)
+	st.until(t, "done", isDone(r.ID))
+	if c := do(t, "DELETE", s.URL+"/api/sessions/"+ids[0], nil, nil); c != http.StatusNoContent {
+		t.Fatalf("delete: %d", c)
+	}
+	if c := do(t, "GET", s.URL+"/api/sessions/"+ids[0], nil, nil); c != http.StatusNotFound {
+		t.Fatalf("deleted session: %d", c)
+	}
+	if c := do(t, "GET", s.URL+"/api/runs/"+r.ID, nil, nil); c != http.StatusNotFound {
+		t.Fatalf("run of deleted session: %d", c)
+	}
+}
+
+// The Host check and the Origin check work on the real server.
+func TestLocalSafety(t *testing.T) {
+	s := startServer(t, script(turn(text("hi"))))
+	cases := []struct {
+		name, method, host, origin string
+		status                     int
+	}{
+		{"loopback host", "GET", "", "", 200},
+		{"rebinding host", "GET", "evil.example:7420", "", 403},
+		{"same origin post", "POST", "", "same", 201},
+		{"foreign origin post", "POST", "", "http://evil.example", 403},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := io.Reader(nil)
+			if tc.method == "POST" {
+				body = strings.NewReader(`{}`)
+			}
+			req, _ := http.NewRequest(tc.method, s.URL+"/api/sessions", body)
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			switch tc.origin {
+			case "same":
+				req.Header.Set("Origin", s.URL)
+			case "":
+			default:
+				req.Header.Set("Origin", tc.origin)
+			}
+			if body != nil {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+		})
+	}
+}
