@@ -91,7 +91,7 @@ func TestAppendEventsSeqAndIDs(t *testing.T) {
 	if got := string(stored[1].Payload); got != "{}" {
 		t.Fatalf("nil payload stored as %q, want {}", got)
 	}
-	if got := string(stored[3].Payload); got != `{"delta":"a"}` {
+	if got := string(stored[4].Payload); got != `{"delta":"a"}` {
 		t.Fatalf("raw payload stored as %q", got)
 	}
 	if last, err := db.LastEventID(ctx); err != nil || last != prevID {

@@ -21,10 +21,31 @@ type txn struct {
 	tx *sql.Tx
 }
 
-func (t *txn) AppendEvents(ctx context.Context, fence string, drafts ...event.Draft) ([]event.Event, error) {
+func (t *txn) AppendEvents(ctx context.Context, fence string, drafts ...event.Draft) (out []event.Event, err error) {
 	if len(drafts) == 0 {
 		return nil, nil
 	}
+	// All or nothing: a call that fails part-way (after reserving seqs for
+	// some runs) must leave no trace, even if the caller carries on in the
+	// same transaction, or the runs' seqs would get gaps.
+	sctx := context.WithoutCancel(ctx)
+	if _, err := t.tx.ExecContext(sctx, "SAVEPOINT append_events"); err != nil {
+		return nil, fmt.Errorf("append: savepoint: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			if _, rerr := t.tx.ExecContext(sctx, "ROLLBACK TO append_events"); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("append: rollback to savepoint: %w", rerr))
+			}
+		}
+		if _, rerr := t.tx.ExecContext(sctx, "RELEASE append_events"); rerr != nil && err == nil {
+			out, err = nil, fmt.Errorf("append: release savepoint: %w", rerr)
+		}
+	}()
+	return t.appendEvents(ctx, fence, drafts)
+}
+
+func (t *txn) appendEvents(ctx context.Context, fence string, drafts []event.Draft) ([]event.Event, error) {
 	now := time.Now().UTC()
 	// Reserve a contiguous block of seqs per run with one UPDATE each: this
 	// is what keeps seq gap-free across processes, since the row update
