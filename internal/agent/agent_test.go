@@ -577,13 +577,19 @@ func TestUnknownTool(t *testing.T) {
 // TestErrorFieldIsValidUTF8: tool.done's one-line error is cut at a rune
 // boundary, whatever the model put in the output.
 func TestErrorFieldIsValidUTF8(t *testing.T) {
-	name := strings.Repeat("é", 200) // the unknown tool's name is echoed in the output
-	f := newFixture(t, turns([]demo.Step{callTool("call_x", name, `{}`)}, []demo.Step{say("ok")}))
-	h := &fakeHost{}
-	run(t, f, h)
-	td := of[event.ToolDonePayload](h, event.ToolDone)
-	if len(td) != 1 || !utf8.ValidString(td[0].Error) || !strings.HasSuffix(td[0].Error, "…") || len(td[0].Error) > 300+len("…") {
-		t.Fatalf("tool.done error = %q (valid UTF-8: %v)", td[0].Error, utf8.ValidString(td[0].Error))
+	// The unknown tool's name is echoed in the output; the prefixes shift
+	// where byte 300 falls relative to the two-byte runes.
+	for _, prefix := range []string{"", "x"} {
+		t.Run(fmt.Sprintf("prefix %q", prefix), func(t *testing.T) {
+			name := prefix + strings.Repeat("é", 200)
+			f := newFixture(t, turns([]demo.Step{callTool("call_x", name, `{}`)}, []demo.Step{say("ok")}))
+			h := &fakeHost{}
+			run(t, f, h)
+			td := of[event.ToolDonePayload](h, event.ToolDone)
+			if len(td) != 1 || !utf8.ValidString(td[0].Error) || !strings.HasSuffix(td[0].Error, "…") || len(td[0].Error) > 300+len("…") {
+				t.Fatalf("tool.done error = %q (valid UTF-8: %v)", td[0].Error, utf8.ValidString(td[0].Error))
+			}
+		})
 	}
 }
 
