@@ -141,6 +141,11 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 			if len(replay) != len(union) || !replay[len(replay)-1].Terminal {
 				t.Fatalf("replay has %d events (terminal %v), live had %d", len(replay), replay[len(replay)-1].Terminal, len(union))
 			}
+			// Resuming a finished run at its end closes at once with nothing.
+			tail := openStream(t, s.URL+"/api/runs/"+r.ID+"/events", map[string]string{"Last-Event-ID": fmt.Sprint(replay[len(replay)-1].ID)}).drain(t)
+			if len(tail) != 0 {
+				t.Fatalf("stream past the end sent %d events", len(tail))
+			}
 		})
 	}
 }

@@ -25,6 +25,15 @@ func (a *API) runView(r *http.Request, ru store.Run) (runView, error) {
 			pending = append(pending, q.ID)
 		}
 	}
+	if !ru.Status.Terminal() {
+		// A live run's total is written when it ends; until then sum the
+		// journal's usage events.
+		evs, err := a.st.Events(r.Context(), store.EventQuery{RunID: ru.ID, Types: []event.Type{event.Usage}})
+		if err != nil {
+			return runView{}, err
+		}
+		ru.Usage = control.SumUsage(evs)
+	}
 	return newRunView(ru, cursor, pending), nil
 }
 
@@ -129,10 +138,11 @@ func (a *API) listRules(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	if rules == nil {
-		rules = []store.Rule{}
+	out := make([]ruleView, len(rules))
+	for i, ru := range rules {
+		out[i] = ruleView{ID: ru.ID, Tool: ru.Tool, Pattern: ru.Pattern, Scope: ru.Scope, SessionID: ru.SessionID, CreatedAt: event.Time{Time: ru.CreatedAt}}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"rules": rules})
+	writeJSON(w, http.StatusOK, map[string]any{"rules": out})
 }
 
 func (a *API) deleteRule(w http.ResponseWriter, r *http.Request) {
@@ -160,10 +170,11 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	live := []store.RunnerInfo{}
+	live := []runnerView{}
 	for _, ru := range runners {
 		if time.Since(ru.HeartbeatAt) < a.opt.LeaseWindow {
-			live = append(live, ru)
+			live = append(live, runnerView{ID: ru.ID, Host: ru.Host, PID: ru.PID, Version: ru.Version,
+				StartedAt: event.Time{Time: ru.StartedAt}, HeartbeatAt: event.Time{Time: ru.HeartbeatAt}})
 		}
 	}
 	queued, err := a.st.RunsWithStatus(r.Context(), run.Queued)

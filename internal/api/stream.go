@@ -23,7 +23,11 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.stream(w, r, journal.Filter{SessionID: sid}, "")
+	cursor, ok := streamCursor(w, r)
+	if !ok {
+		return
+	}
+	a.stream(w, r, journal.Filter{SessionID: sid}, cursor, "")
 }
 
 // runEvents streams one run and ends after its terminal event; a finished
@@ -33,11 +37,28 @@ func (a *API) runEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := a.st.GetRun(r.Context(), rid); err != nil {
+	ru, err := a.st.GetRun(r.Context(), rid)
+	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	a.stream(w, r, journal.Filter{RunID: rid}, rid)
+	cursor, ok := streamCursor(w, r)
+	if !ok {
+		return
+	}
+	end := rid
+	if ru.Status.Terminal() {
+		last, err := a.st.RunCursor(r.Context(), rid)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if cursor >= last {
+			end = "" // nothing left: stream nothing and close
+			cursor = -1
+		}
+	}
+	a.stream(w, r, journal.Filter{RunID: rid}, cursor, end)
 }
 
 // cursorOf reads the resume cursor: Last-Event-ID (what EventSource sends on
@@ -57,15 +78,21 @@ func cursorOf(r *http.Request) (int64, error) {
 	return n, nil
 }
 
-// stream writes Server-Sent Events: every event after the cursor, then live
-// ones, each with its ID as the SSE id. All events ready at a wake-up are
-// written with one flush. A comment line keeps idle connections alive.
-func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, endRun string) {
+func streamCursor(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	cursor, err := cursorOf(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, control.CodeInvalidCursor, "the cursor must be a non-negative event id", nil)
-		return
+		return 0, false
 	}
+	return cursor, true
+}
+
+// stream writes Server-Sent Events: every event after the cursor, then live
+// ones, each with its ID as the SSE id. All events ready at a wake-up are
+// written with one flush. A comment line keeps idle connections alive.
+// A negative cursor means the stream is already complete: it only says so
+// and closes.
+func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, cursor int64, endRun string) {
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -73,11 +100,15 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, e
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 
-	sub := a.hub.Subscribe(f, cursor)
-	defer sub.Close()
-
 	var buf bytes.Buffer
 	buf.WriteString("retry: 1000\n: connected\n\n")
+	if cursor < 0 {
+		buf.WriteString(": run finished; nothing after this cursor\n\n")
+		a.send(w, rc, &buf)
+		return
+	}
+	sub := a.hub.Subscribe(f, cursor)
+	defer sub.Close()
 	if !a.send(w, rc, &buf) {
 		return
 	}

@@ -94,3 +94,21 @@ func newRequestView(q store.Request) requestView {
 		ToolCallID: q.ToolCallID, Prompt: q.Prompt, Response: q.Response,
 		CreatedAt: event.Time{Time: q.CreatedAt}, ExpiresAt: event.Time{Time: q.ExpiresAt}, ResolvedAt: event.Time{Time: q.ResolvedAt}}
 }
+
+type ruleView struct {
+	ID        string     `json:"id"`
+	Tool      string     `json:"tool"`
+	Pattern   string     `json:"pattern"`
+	Scope     string     `json:"scope"`
+	SessionID string     `json:"session_id,omitempty"`
+	CreatedAt event.Time `json:"created_at"`
+}
+
+type runnerView struct {
+	ID          string     `json:"id"`
+	Host        string     `json:"host"`
+	PID         int        `json:"pid"`
+	Version     string     `json:"version"`
+	StartedAt   event.Time `json:"started_at"`
+	HeartbeatAt event.Time `json:"heartbeat_at"`
+}

@@ -3,7 +3,6 @@ package control_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -207,5 +206,3 @@ func wantCode(t *testing.T, err error, code string) *control.Error {
 	}
 	return ce
 }
-
-func isErr(err, target error) bool { return errors.Is(err, target) }

@@ -18,7 +18,6 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 type Outcome struct {
 	Status run.Status // Completed, Failed, Cancelled or Expired
 	Error  *event.ErrorInfo
-	Usage  event.UsageTotals
 }
 
 // Finish ends a run: it closes whatever the journal shows still open (text
@@ -44,7 +43,7 @@ func finishInTx(ctx context.Context, tx store.Tx, runID, fence string, o Outcome
 	if o.Status != run.Cancelled {
 		closing = event.ToolError
 	}
-	drafts, err := closeOpen(ctx, tx, r, closing)
+	drafts, usage, err := closeOpen(ctx, tx, r, closing)
 	if err != nil {
 		return err
 	}
@@ -57,7 +56,9 @@ func finishInTx(ctx context.Context, tx store.Tx, runID, fence string, o Outcome
 			return err
 		}
 	}
-	r.Usage = r.Usage.Add(o.Usage)
+	// Usage is summed from the journal, so turns of every claim count, even
+	// those of a runner that died.
+	r.Usage = usage
 	drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunDone,
 		Payload: event.RunDonePayload{Status: string(o.Status), Error: o.Error, Usage: r.Usage}})
 	// Append while the fence still holds, then release the run.
@@ -75,12 +76,13 @@ func finishInTx(ctx context.Context, tx store.Tx, runID, fence string, o Outcome
 }
 
 // closeOpen returns the events that close a run's open text, reasoning and
-// tool calls.
-func closeOpen(ctx context.Context, tx store.Tx, r store.Run, toolStatus string) ([]event.Draft, error) {
+// tool calls, and the run's token usage so far.
+func closeOpen(ctx context.Context, tx store.Tx, r store.Run, toolStatus string) ([]event.Draft, event.UsageTotals, error) {
 	evs, err := tx.Events(ctx, store.EventQuery{RunID: r.ID})
 	if err != nil {
-		return nil, err
+		return nil, event.UsageTotals{}, err
 	}
+	usage := SumUsage(evs)
 	var drafts []event.Draft
 	for _, it := range transcript.Fold(evs) {
 		switch {
@@ -100,21 +102,35 @@ func closeOpen(ctx context.Context, tx store.Tx, r store.Run, toolStatus string)
 					Output: toolStatus + ": " + msg, Error: msg}})
 		}
 	}
-	return drafts, nil
+	return drafts, usage, nil
+}
+
+// SumUsage adds up the usage events among evs.
+func SumUsage(evs []event.Event) event.UsageTotals {
+	var total event.UsageTotals
+	for _, e := range evs {
+		if e.Type != event.Usage {
+			continue
+		}
+		var p event.UsagePayload
+		if json.Unmarshal(e.Payload, &p) == nil {
+			total = total.Add(p.Turn)
+		}
+	}
+	return total
 }
 
 // Claim leases the next runnable run to runnerID and journals it: run.started
 // for a fresh run, or a re-claim notice for one that waits for a person.
-func Claim(ctx context.Context, tx store.Tx, runnerID string, lease time.Duration, info event.RunStartedPayload) (store.Run, bool, error) {
+// describe says which provider and model will answer the claimed run.
+func Claim(ctx context.Context, tx store.Tx, runnerID string, lease time.Duration, describe func(store.Run) event.RunStartedPayload) (store.Run, bool, error) {
 	now := time.Now().UTC()
 	r, prev, ok, err := tx.ClaimNext(ctx, runnerID, now, now.Add(lease))
 	if err != nil || !ok {
 		return r, ok, err
 	}
+	info := describe(r)
 	info.RunnerID, info.Attempt, info.Resumed = runnerID, r.Attempt, prev != run.Queued
-	if r.Model != "" {
-		info.Model = r.Model
-	}
 	_, err = tx.AppendEvents(ctx, runnerID, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunStarted, Payload: info})
 	return r, true, err
 }

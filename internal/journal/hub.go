@@ -25,6 +25,7 @@ type Hub struct {
 
 	mu        sync.Mutex
 	last      int64 // highest event ID dispatched
+	stopped   bool  // Run ended: new subscriptions start closed
 	all       map[*Sub]struct{}
 	bySession map[string]map[*Sub]struct{}
 	byRun     map[string]map[*Sub]struct{}
@@ -62,6 +63,15 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 	h.mu.Lock()
 	h.last = last
+	// A subscriber that registered before now may have finished its replay
+	// before events at or below last were committed, and dispatch will
+	// never offer those: make it re-read the store, as after an overflow.
+	for _, s := range h.subsLocked() {
+		s.mu.Lock()
+		s.overflow, s.buf = true, nil
+		s.mu.Unlock()
+		s.signal()
+	}
 	h.mu.Unlock()
 	t := time.NewTicker(h.poll)
 	defer t.Stop()
@@ -145,6 +155,7 @@ func (h *Hub) Subscribe(f Filter, after int64) *Sub {
 	s := &Sub{h: h, f: f, cursor: after, wake: make(chan struct{}, 1), first: true}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	s.closed = h.stopped
 	switch {
 	case f.RunID != "":
 		addTo(h.byRun, f.RunID, s)
@@ -179,9 +190,8 @@ func (h *Hub) unsubscribe(s *Sub) {
 	}
 }
 
-func (h *Hub) closeAll() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+// subsLocked lists every subscriber; h.mu must be held.
+func (h *Hub) subsLocked() []*Sub {
 	var subs []*Sub
 	for s := range h.all {
 		subs = append(subs, s)
@@ -193,7 +203,14 @@ func (h *Hub) closeAll() {
 			}
 		}
 	}
-	for _, s := range subs {
+	return subs
+}
+
+func (h *Hub) closeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stopped = true
+	for _, s := range h.subsLocked() {
 		s.mu.Lock()
 		s.closed = true
 		s.mu.Unlock()

@@ -40,6 +40,12 @@ type Writer struct {
 	quit  chan struct{}
 	done  chan struct{}
 	once  sync.Once
+
+	// mu orders Submit against Close: Submit enqueues under the read lock
+	// and Close closes quit under the write lock, so once quit is closed no
+	// Op can enter the queue behind the loop's final drain and be lost.
+	mu     sync.RWMutex
+	closed bool
 }
 
 // NewWriter returns a Writer on st that calls notify after every commit.
@@ -60,7 +66,12 @@ func (w *Writer) Start() { go w.loop() }
 
 // Close stops accepting Ops, commits those already queued and waits.
 func (w *Writer) Close() {
-	w.once.Do(func() { close(w.quit) })
+	w.once.Do(func() {
+		w.mu.Lock()
+		w.closed = true
+		close(w.quit)
+		w.mu.Unlock()
+	})
 	<-w.done
 }
 
@@ -68,16 +79,15 @@ func (w *Writer) Close() {
 // durable (or failed). Ops of one goroutine commit in submission order.
 func (w *Writer) Submit(op Op) <-chan error {
 	p := pending{op: op, done: make(chan error, 1)}
-	select {
-	case <-w.quit:
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
 		p.done <- ErrClosed
-	default:
-		select {
-		case w.queue <- p:
-		case <-w.quit:
-			p.done <- ErrClosed
-		}
+		return p.done
 	}
+	// The loop keeps draining while we hold the read lock: Close cannot
+	// stop it before this send completes.
+	w.queue <- p
 	return p.done
 }
 

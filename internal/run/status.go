@@ -76,7 +76,7 @@ const (
 func Controls(s Status) []Control {
 	c := []Control{ControlObserve}
 	switch s {
-	case Queued, Running, Paused:
+	case Queued, Running, Paused, Interrupted:
 		c = append(c, ControlCancel)
 	case AwaitingApproval:
 		c = append(c, ControlCancel, ControlApprove)

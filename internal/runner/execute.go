@@ -43,14 +43,14 @@ func (r *Runner) execute(ctx context.Context, cancel context.CancelCauseFunc, cl
 		}
 		return
 	case errors.Is(cause, errCancelRequested):
-		o = control.Outcome{Status: run.Cancelled, Usage: res.Usage}
+		o = control.Outcome{Status: run.Cancelled}
 	case err != nil:
 		log.Error("run failed", "err", err)
-		o = control.Outcome{Status: run.Failed, Usage: res.Usage, Error: &event.ErrorInfo{Code: "internal_error", Message: "the run stopped on an internal error; see the server log"}}
+		o = control.Outcome{Status: run.Failed, Error: &event.ErrorInfo{Code: "internal_error", Message: "the run stopped on an internal error; see the server log"}}
 	case res.Err != nil:
-		o = control.Outcome{Status: run.Failed, Usage: res.Usage, Error: res.Err}
+		o = control.Outcome{Status: run.Failed, Error: res.Err}
 	default:
-		o = control.Outcome{Status: run.Completed, Usage: res.Usage}
+		o = control.Outcome{Status: run.Completed}
 	}
 	if err := r.w.Do(bg, func(tx store.Tx) error { return control.Finish(bg, tx, claimed.ID, r.id, o) }); err != nil {
 		log.Error("finish failed", "status", o.Status, "err", err)

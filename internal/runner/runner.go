@@ -140,7 +140,7 @@ func (r *Runner) claimAll(ctx context.Context) {
 		var ok bool
 		err := r.w.Do(ctx, func(tx store.Tx) error {
 			var err error
-			claimed, ok, err = control.Claim(ctx, tx, r.id, r.cfg.Lease, event.RunStartedPayload{})
+			claimed, ok, err = control.Claim(ctx, tx, r.id, r.cfg.Lease, r.describe)
 			return err
 		})
 		if err != nil {
@@ -154,6 +154,15 @@ func (r *Runner) claimAll(ctx context.Context) {
 		}
 		r.start(claimed)
 	}
+}
+
+// describe names the provider and model that will answer a run.
+func (r *Runner) describe(ru store.Run) event.RunStartedPayload {
+	p, model, err := r.pick(ru.Model)
+	if err != nil {
+		return event.RunStartedPayload{Model: ru.Model}
+	}
+	return event.RunStartedPayload{Provider: p.Name(), Model: model, Demo: p.Demo()}
 }
 
 func (r *Runner) start(claimed store.Run) {
