@@ -27,10 +27,10 @@ func TestHubReplayThenLive(t *testing.T) {
 		sid, r1, r2 := fmt.Sprintf("s%d", i), fmt.Sprintf("s%d-r1", i), fmt.Sprintf("s%d-r2", i)
 		e.seed(t, sid, r1, r2)
 		var pre []event.Event
-		for j := range before {
-			rid := []string{r1, r2}[j%2]
+		for j := 0; j < before; j += 4 {
 			err := e.w.Do(ctx, func(tx store.Tx) error {
-				evs, err := tx.AppendEvents(ctx, "", d(sid, rid, event.MessageDelta))
+				evs, err := tx.AppendEvents(ctx, "", d(sid, r1, event.MessageDelta), d(sid, r2, event.MessageDelta),
+					d(sid, r1, event.MessageDelta), d(sid, r2, event.MessageDelta))
 				pre = append(pre, evs...)
 				return err
 			})
