@@ -71,9 +71,10 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall) (t
 			return tool.Result{}, err
 		}
 		switch choice {
+		case "once", "session", "always":
 		case ChoiceExpired:
 			return tool.Result{Status: event.ToolDenied, Output: "Not run: the approval request expired without an answer."}, nil
-		case "deny":
+		default: // deny, and anything unexpected: approval fails closed
 			return tool.Result{Status: event.ToolDenied, Output: "Not run: the user denied this action."}, nil
 		}
 	}

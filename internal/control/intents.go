@@ -306,6 +306,12 @@ func (s *Service) Respond(ctx context.Context, requestID string, resp Response) 
 			return &Error{Code: CodeNotPending, Message: "the request is no longer pending",
 				Details: map[string]any{"status": q.Status}}
 		}
+		if ru, err := tx.GetRun(ctx, q.RunID); err != nil {
+			return err
+		} else if ru.Status == run.Cancelling || ru.Status.Terminal() {
+			return &Error{Code: CodeNotPending, Message: "the run is being cancelled; the request no longer takes answers",
+				Details: map[string]any{"status": q.Status, "run_status": ru.Status}}
+		}
 		value, err := validateResponse(q, resp)
 		if err != nil {
 			return err
