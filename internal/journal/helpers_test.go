@@ -2,7 +2,6 @@ package journal
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -192,7 +191,10 @@ func expectQuiet(t testing.TB, s *Sub, d time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	evs, err := s.Next(ctx)
-	if !errors.Is(err, context.DeadlineExceeded) {
+	// The deadline may strike inside a store read, which the driver may
+	// report as its own "interrupted" error: any error once ctx is done is
+	// the quiet we expect.
+	if len(evs) > 0 || err == nil || ctx.Err() == nil {
 		t.Fatalf("unexpected extra events %v (err %v)", eventIDs(evs), err)
 	}
 }

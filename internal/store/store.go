@@ -143,7 +143,8 @@ type Reader interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	// SessionRuns lists a session's runs, oldest first.
 	SessionRuns(ctx context.Context, sessionID string) ([]Run, error)
-	// RunsWithStatus lists runs in any of the statuses, oldest first.
+	// RunsWithStatus lists runs in any of the statuses, highest priority
+	// first, then oldest first.
 	RunsWithStatus(ctx context.Context, statuses ...run.Status) ([]Run, error)
 	GetRequest(ctx context.Context, id string) (Request, error)
 	ListRequests(ctx context.Context, q RequestQuery) ([]Request, error)
