@@ -200,3 +200,22 @@ func TestKillMidStreamInterrupts(t *testing.T) {
 	r2 := p2.send(t, sid, "next")
 	p2.waitStatus(t, r2.ID, "running")
 }
+
+// The binary prints its version, and refuses a non-loopback address
+// without a token, saying what to do.
+func TestBinaryCommands(t *testing.T) {
+	out, err := exec.Command(binary, "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "caduceus ") {
+		t.Fatalf("version: %q %v", out, err)
+	}
+	cmd := exec.Command(binary, "serve", "--addr", "0.0.0.0:0", "--data-dir", t.TempDir(), "--workspace", t.TempDir())
+	cmd.Env = append(os.Environ(), "CADUCEUS_TOKEN=")
+	b, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "CADUCEUS_TOKEN") {
+		t.Fatalf("non-loopback bind without token: err %v, output %q", err, b)
+	}
+	b, err = exec.Command(binary, "frobnicate").CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "unknown command") {
+		t.Fatalf("unknown command: %v %q", err, b)
+	}
+}

@@ -1,0 +1,59 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseServe(t *testing.T) {
+	ws := t.TempDir()
+	cases := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		check   func(t *testing.T, c Config)
+		wantErr string
+	}{
+		{name: "defaults", env: map[string]string{"HOME": "/home/u"}, args: []string{"--workspace", ws},
+			check: func(t *testing.T, c Config) {
+				if c.Addr != DefaultAddr || c.DataDir != "/home/u/.local/share/caduceus" || c.Lease != 15*time.Second || c.ApprovalTTL != 0 {
+					t.Fatalf("%+v", c)
+				}
+			}},
+		{name: "xdg and env", env: map[string]string{"XDG_DATA_HOME": "/x", "CADUCEUS_ADDR": "127.0.0.1:9", "CADUCEUS_TOKEN": "s3cret", "CADUCEUS_WORKSPACE": ws, "CADUCEUS_APPROVAL_TIMEOUT": "2m"},
+			check: func(t *testing.T, c Config) {
+				if c.DataDir != "/x/caduceus" || c.Addr != "127.0.0.1:9" || c.Token != "s3cret" || c.Workspace != ws || c.ApprovalTTL != 2*time.Minute {
+					t.Fatalf("%+v", c)
+				}
+			}},
+		{name: "flag beats env", env: map[string]string{"CADUCEUS_ADDR": "127.0.0.1:9", "HOME": "/h"}, args: []string{"--addr", "127.0.0.1:10", "--workspace", ws},
+			check: func(t *testing.T, c Config) {
+				if c.Addr != "127.0.0.1:10" {
+					t.Fatalf("addr %s", c.Addr)
+				}
+			}},
+		{name: "no home", args: []string{"--workspace", ws}, wantErr: "no data directory"},
+		{name: "workspace missing", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws + "/nope"}, wantErr: "not a directory"},
+		{name: "bad duration env", env: map[string]string{"HOME": "/h", "CADUCEUS_LEASE": "soon"}, args: []string{"--workspace", ws}, wantErr: "CADUCEUS_LEASE"},
+		{name: "tiny lease", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--lease", "10ms"}, wantErr: "lease"},
+		{name: "negative ttl", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--approval-timeout", "-1s"}, wantErr: "approval-timeout"},
+		{name: "stray argument", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "extra"}, wantErr: "unexpected argument"},
+		{name: "unknown flag", env: map[string]string{"HOME": "/h"}, args: []string{"--nope"}, wantErr: "not defined"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseServe(tc.args, func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
