@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,12 +30,33 @@ type server struct {
 	t       *testing.T
 	URL     string
 	DataDir string
+	Logs    *lockedBuffer
 	stop    func()
 }
 
 type serverOpt func(*config.Config)
 
 func withApprovalTTL(d time.Duration) serverOpt { return func(c *config.Config) { c.ApprovalTTL = d } }
+
+func withToken(tok string) serverOpt { return func(c *config.Config) { c.Token = tok } }
+
+// lockedBuffer collects the server log for inspection.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
 
 // writeScript stores a demo script where the server can load it.
 func writeScript(t *testing.T, s demo.Script) string {
@@ -59,10 +81,12 @@ func startServer(t *testing.T, s demo.Script, opts ...serverOpt) *server {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logs := &lockedBuffer{}
+	var sink io.Writer = logs
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		sink = io.MultiWriter(logs, os.Stderr)
 	}
+	log := slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
@@ -70,7 +94,7 @@ func startServer(t *testing.T, s demo.Script, opts ...serverOpt) *server {
 	}
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	srv := &server{t: t, URL: a.URL(), DataDir: cfg.DataDir}
+	srv := &server{t: t, URL: a.URL(), DataDir: cfg.DataDir, Logs: logs}
 	var once bool
 	srv.stop = func() {
 		if once {

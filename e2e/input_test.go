@@ -205,3 +205,71 @@ func TestLocalSafety(t *testing.T) {
 		})
 	}
 }
+
+// With a token configured every route but health needs it, and the token
+// appears in no response, log line or journal row.
+func TestTokenRequiredAndNeverLeaked(t *testing.T) {
+	const tok = "tok-7f3a9c1e-distinctive-secret"
+	s := startServer(t, script(turn(text("hello"))), withToken(tok))
+	get := func(path, bearer string) (int, string) {
+		req, _ := http.NewRequest("GET", s.URL+path, nil)
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if c, _ := get("/api/sessions", ""); c != http.StatusUnauthorized {
+		t.Fatalf("no token: %d", c)
+	}
+	if c, _ := get("/api/sessions", "wrong"); c != http.StatusUnauthorized {
+		t.Fatalf("wrong token: %d", c)
+	}
+	if c, _ := get("/api/health", ""); c != http.StatusOK {
+		t.Fatalf("health: %d", c)
+	}
+	var all strings.Builder
+	post := func(path, body string) string {
+		req, _ := http.NewRequest("POST", s.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		all.Write(b)
+		return string(b)
+	}
+	sess := post("/api/sessions", `{}`)
+	sid := sess[strings.Index(sess, "ses_") : strings.Index(sess, "ses_")+30]
+	post("/api/sessions/"+sid+"/messages", `{"content":"hi"}`)
+	for _, p := range []string{"/api/sessions", "/api/sessions/" + sid + "/messages", "/api/meta", "/api/health", "/api/requests"} {
+		c, b := get(p, tok)
+		if c != http.StatusOK {
+			t.Fatalf("%s: %d", p, c)
+		}
+		all.WriteString(b)
+	}
+	// The journal, through the stream (token in the query, as EventSource sends it).
+	evs := openStream(t, s.URL+"/api/sessions/"+sid+"/events?access_token="+tok, nil).until(t, "run.done", isType(event.RunDone))
+	for _, e := range evs {
+		all.Write(e.Payload)
+	}
+	s.stop()
+	if strings.Contains(all.String(), tok) {
+		t.Fatal("the token appears in a response or journal row")
+	}
+	if strings.Contains(s.Logs.String(), tok) {
+		t.Fatal("the token appears in the server log")
+	}
+	if s.Logs.String() == "" {
+		t.Fatal("no log captured: the scan proves nothing")
+	}
+}
