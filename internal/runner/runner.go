@@ -86,8 +86,14 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.sweep(ctx)
 	wake := make(chan struct{}, 1)
+	// Only news matters here (claimAll looks at the store itself), so start
+	// at the journal's end rather than replaying its history.
+	last, err := r.st.LastEventID(ctx)
+	if err != nil {
+		return fmt.Errorf("runner start: %w", err)
+	}
 	sub := r.hub.Subscribe(journal.Filter{Types: []event.Type{event.RunQueued, event.RunDone, event.RunStatus,
-		event.ApprovalResolved, event.ClarifyResolved}}, r.hub.LastID())
+		event.ApprovalResolved, event.ClarifyResolved}}, last)
 	defer sub.Close()
 	go func() {
 		for {
