@@ -106,7 +106,7 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 		}
 		results := make([]provider.ToolResult, 0, len(t.msg.ToolCalls))
 		for _, c := range t.msg.ToolCalls {
-			r, err := l.call(ctx, h, c, false)
+			r, err := l.call(ctx, h, c)
 			if err != nil {
 				return res, err
 			}
@@ -132,7 +132,7 @@ func (l *Loop) settle(ctx context.Context, h Host, pending []transcript.Pending)
 			}
 			out = append(out, provider.ToolResult{ToolCallID: p.Call.ID, Content: transcript.InterruptedResult, IsError: true})
 		default:
-			r, err := l.call(ctx, h, p.Call, true)
+			r, err := l.call(ctx, h, p.Call)
 			if err != nil {
 				return nil, err
 			}

@@ -18,7 +18,7 @@ const ChoiceExpired = "expired"
 // call settles one tool call: clarify goes to the person, a call that needs
 // approval waits for it, then the tool runs and its result is journaled.
 // It returns an error only when the run must stop (cancel, lost lease).
-func (l *Loop) call(ctx context.Context, h Host, c provider.ToolCall, resumed bool) (provider.ToolResult, error) {
+func (l *Loop) call(ctx context.Context, h Host, c provider.ToolCall) (provider.ToolResult, error) {
 	started := time.Now()
 	res, err := l.decideAndRun(ctx, h, c)
 	if err != nil {

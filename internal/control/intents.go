@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -374,7 +375,7 @@ func resolveInTx(ctx context.Context, tx store.Tx, q store.Request, status, valu
 
 func rememberRule(ctx context.Context, tx store.Tx, q store.Request, choice string, now time.Time) error {
 	var p event.ApprovalRequestedPayload
-	if err := jsonUnmarshal(q.Prompt, &p); err != nil {
+	if err := json.Unmarshal(q.Prompt, &p); err != nil {
 		return fmt.Errorf("request %s prompt: %w", q.ID, err)
 	}
 	r := store.Rule{ID: id.New("rul"), Tool: p.Tool, Pattern: p.Action, Scope: choice, CreatedAt: now}

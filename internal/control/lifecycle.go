@@ -12,8 +12,6 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/transcript"
 )
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
 // Outcome is how a run ends.
 type Outcome struct {
 	Status run.Status // Completed, Failed, Cancelled or Expired

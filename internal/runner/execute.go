@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -122,5 +123,5 @@ func (r *Runner) watchCancel(ctx context.Context, cancel context.CancelCauseFunc
 
 func isCancelling(e event.Event) bool {
 	var p event.RunStatusPayload
-	return jsonUnmarshal(e.Payload, &p) == nil && p.Status == string(run.Cancelling)
+	return json.Unmarshal(e.Payload, &p) == nil && p.Status == string(run.Cancelling)
 }

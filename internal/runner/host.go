@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -15,8 +14,6 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // host is the agent.Host of one run: it journals through the writer, fenced
 // by this runner's lease, and turns questions into durable requests.
@@ -156,20 +153,27 @@ func (h *host) request(ctx context.Context, kind, toolCallID string, prompt func
 			break
 		}
 		var expiry <-chan time.Time
+		var timer *time.Timer
 		if !q.ExpiresAt.IsZero() {
-			t := time.NewTimer(time.Until(q.ExpiresAt))
-			defer t.Stop()
-			expiry = t.C
+			timer = time.NewTimer(time.Until(q.ExpiresAt))
+			expiry = timer.C
 		}
 		next := make(chan error, 1)
 		wctx, stop := context.WithCancel(ctx)
 		go func() { _, err := sub.Next(wctx); next <- err }()
+		stopTimer := func() {
+			if timer != nil {
+				timer.Stop()
+			}
+		}
 		select {
 		case <-ctx.Done():
 			stop()
+			stopTimer()
 			return q, ctx.Err()
 		case err := <-next:
 			stop()
+			stopTimer()
 			if err != nil && ctx.Err() == nil {
 				return q, err
 			}

@@ -28,12 +28,12 @@ var (
 
 // Session is a conversation in a workspace.
 type Session struct {
-	ID        string    `json:"id"`
-	Title     string    `json:"title"`
-	Workspace string    `json:"workspace"`
-	Model     string    `json:"model"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID        string
+	Title     string
+	Workspace string
+	Model     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Run is one unit of agent work started by a message.
@@ -94,22 +94,22 @@ type Control struct {
 
 // Rule remembers an approval choice of "session" or "always".
 type Rule struct {
-	ID        string    `json:"id"`
-	Tool      string    `json:"tool"`
-	Pattern   string    `json:"pattern"`
-	Scope     string    `json:"scope"`
-	SessionID string    `json:"session_id,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
+	ID        string
+	Tool      string
+	Pattern   string
+	Scope     string
+	SessionID string
+	CreatedAt time.Time
 }
 
 // RunnerInfo is a runner's registration and heartbeat.
 type RunnerInfo struct {
-	ID          string    `json:"id"`
-	Host        string    `json:"host"`
-	PID         int       `json:"pid"`
-	Version     string    `json:"version"`
-	StartedAt   time.Time `json:"started_at"`
-	HeartbeatAt time.Time `json:"heartbeat_at"`
+	ID          string
+	Host        string
+	PID         int
+	Version     string
+	StartedAt   time.Time
+	HeartbeatAt time.Time
 }
 
 // SessionPage asks for one page of sessions, newest activity first.
