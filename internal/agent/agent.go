@@ -59,6 +59,7 @@ type Loop struct {
 	Model     string
 	System    string
 	Workspace string
+	SessionID string
 	MaxTurns  int
 }
 

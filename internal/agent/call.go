@@ -65,8 +65,8 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall) (t
 		}
 		return tool.Result{Status: event.ToolOK, Output: "The user answered: " + answer, Data: map[string]any{"answer": answer}}, nil
 	}
-	if a := t.Approval(c.Args); a.Needed {
-		choice, err := h.Approve(ctx, ApprovalAsk{ToolCallID: c.ID, Tool: c.Name, Action: a.Action, Reason: a.Reason})
+	if in := t.Intent(c.Args); in.Effect != tool.EffectNone {
+		choice, err := h.Approve(ctx, ApprovalAsk{ToolCallID: c.ID, Tool: c.Name, Action: in.Action, Reason: "Runs a shell command in the workspace"})
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -86,7 +86,7 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall) (t
 	if err := h.Flush(ctx); err != nil {
 		return tool.Result{}, err
 	}
-	env := tool.Env{Workspace: l.Workspace, Progress: func(stream, text string) {
+	env := tool.Env{Workspace: l.Workspace, SessionID: l.SessionID, Emit: h.Emit, Progress: func(stream, text string) {
 		_ = h.Emit(event.ToolUpdated, event.ToolUpdatedPayload{ToolCallID: c.ID, Stream: stream, Output: text})
 	}}
 	res, err := t.Run(ctx, env, c.Args)

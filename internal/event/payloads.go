@@ -172,6 +172,45 @@ type ClarifyRequestedPayload struct {
 	ExpiresAt  Time     `json:"expires_at"`
 }
 
+// TodoItem is one entry of the agent's todo list.
+type TodoItem struct {
+	ID      string `json:"id"`
+	Content string `json:"content"`
+	Status  string `json:"status"` // pending | in_progress | done | cancelled
+}
+
+// TodoPayload is the payload of todo.updated: the whole list, replacing the
+// previous one.
+type TodoPayload struct {
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Items      []TodoItem `json:"items"`
+}
+
+// ContextWarningPayload is the payload of context.warning.
+type ContextWarningPayload struct {
+	EstimatedTokens int64   `json:"estimated_tokens"`
+	ContextWindow   int64   `json:"context_window"`
+	Ratio           float64 `json:"ratio"` // estimated_tokens / context_window
+	Threshold       float64 `json:"threshold"`
+}
+
+// ContextCompactedPayload is the payload of context.compacted. Summary
+// stands for every message of the session up to journal event Boundary;
+// later messages (the recent working set) are kept as they are.
+type ContextCompactedPayload struct {
+	Reason         string `json:"reason"` // auto | manual
+	OriginalCount  int    `json:"original_count"`
+	CompactedCount int    `json:"compacted_count"`
+	PreservedCount int    `json:"preserved_messages"`
+	TokensBefore   int64  `json:"tokens_before"`
+	TokensAfter    int64  `json:"tokens_after"`
+	TokensSaved    int64  `json:"tokens_saved"`
+	Summary        string `json:"summary"`
+	// Boundary is the id of the last journal event the summary covers:
+	// rebuilding the conversation uses Summary for everything up to it.
+	Boundary int64 `json:"boundary"`
+}
+
 // DiagnosticPayload is the payload of diagnostic.
 type DiagnosticPayload struct {
 	Level   string         `json:"level"` // info | warning | error

@@ -31,6 +31,13 @@ const (
 	ClarifyRequested  Type = "clarify.requested"
 	ClarifyResolved   Type = "clarify.resolved"
 
+	// The agent's plan: the todo tool replaced its list.
+	TodoUpdated Type = "todo.updated"
+
+	// Context window management.
+	ContextWarning   Type = "context.warning"   // the conversation nears the model's context window
+	ContextCompacted Type = "context.compacted" // older turns were replaced by a summary
+
 	// Diagnostics: something a person should know that is not content.
 	Diagnostic Type = "diagnostic"
 
@@ -78,6 +85,9 @@ func Catalog() []Info {
 		{ApprovalResolved, TierDefault, false, "approval answered or expired"},
 		{ClarifyRequested, TierDefault, false, "the agent asks a question"},
 		{ClarifyResolved, TierDefault, false, "question answered or expired"},
+		{TodoUpdated, TierDefault, false, "the agent's todo list changed"},
+		{ContextWarning, TierDefault, false, "context window nearly full"},
+		{ContextCompacted, TierDefault, false, "older turns summarised"},
 		{Diagnostic, TierDefault, false, "operational notice"},
 		{Resync, TierDefault, false, "stream-only: cursor cannot be honoured"},
 	}

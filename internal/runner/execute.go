@@ -76,7 +76,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run) (agent.R
 		return agent.Result{Err: &event.ErrorInfo{Code: "model_unavailable", Message: err.Error()}}, nil
 	}
 	loop := agent.Loop{Provider: prov, Tools: r.tools, Model: model, System: systemPrompt,
-		Workspace: sess.Workspace, MaxTurns: r.cfg.MaxTurns}
+		Workspace: sess.Workspace, SessionID: sess.ID, MaxTurns: r.cfg.MaxTurns}
 	return loop.Run(ctx, h, msgs, pending)
 }
 

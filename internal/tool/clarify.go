@@ -55,7 +55,7 @@ func (clarify) Label(args json.RawMessage) string {
 	return truncate(l, 120)
 }
 
-func (clarify) Approval(json.RawMessage) Approval { return Approval{} }
+func (clarify) Intent(json.RawMessage) Intent { return Intent{Effect: EffectNone} }
 
 func (clarify) Run(context.Context, Env, json.RawMessage) (Result, error) {
 	return Result{

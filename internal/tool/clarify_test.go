@@ -51,8 +51,8 @@ func TestClarifyTool(t *testing.T) {
 	if err != nil || res.Status != event.ToolError || !strings.Contains(res.Output, "handled by the agent loop") {
 		t.Errorf("Run = %+v, %v", res, err)
 	}
-	if tl.Approval([]byte(`{"question": "q"}`)).Needed {
-		t.Error("clarify needs approval")
+	if tl.Intent([]byte(`{"question": "q"}`)).Effect != EffectNone {
+		t.Error("clarify has an effect")
 	}
 	long := strings.Repeat("why ", 100)
 	if l := tl.Label([]byte(`{"question": "` + long + `"}`)); len([]rune(l)) != 120 || !strings.HasSuffix(l, "…") {

@@ -76,7 +76,7 @@ func (listFiles) Label(args json.RawMessage) string {
 	return "ls " + truncate(a.Path, 120)
 }
 
-func (listFiles) Approval(json.RawMessage) Approval { return Approval{} }
+func (listFiles) Intent(json.RawMessage) Intent { return Intent{Effect: EffectNone} }
 
 func (listFiles) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
 	if err := checkWorkspace(env); err != nil {

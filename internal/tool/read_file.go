@@ -97,7 +97,7 @@ func (readFile) Label(args json.RawMessage) string {
 	return fmt.Sprintf("read %s:%d-%d", p, start, start+limit-1)
 }
 
-func (readFile) Approval(json.RawMessage) Approval { return Approval{} }
+func (readFile) Intent(json.RawMessage) Intent { return Intent{Effect: EffectNone} }
 
 func (t readFile) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
 	if err := checkWorkspace(env); err != nil {

@@ -54,10 +54,10 @@ func TestBuiltinRegistry(t *testing.T) {
 	if r.Names()[0] != "clarify" {
 		t.Error("Names exposes internal state")
 	}
-	for name, needed := range map[string]bool{"clarify": false, "list_files": false, "read_file": false, "run_command": true} {
+	for name, want := range map[string]Effect{"clarify": EffectNone, "list_files": EffectNone, "read_file": EffectNone, "run_command": EffectExec} {
 		tl, _ := r.Get(name)
-		if got := tl.Approval(json.RawMessage(`{"command": "ls", "path": "a", "question": "q"}`)).Needed; got != needed {
-			t.Errorf("%s: approval needed = %v", name, got)
+		if got := tl.Intent(json.RawMessage(`{"command": "ls", "path": "a", "question": "q"}`)).Effect; got != want {
+			t.Errorf("%s: effect = %v, want %v", name, got, want)
 		}
 	}
 }
@@ -94,7 +94,7 @@ func TestBadArgumentsNeverPanic(t *testing.T) {
 		tl, _ := r.Get(name)
 		for _, args := range bad {
 			tl.Label(json.RawMessage(args))
-			tl.Approval(json.RawMessage(args))
+			tl.Intent(json.RawMessage(args))
 			res, err := tl.Run(context.Background(), Env{Workspace: ws}, json.RawMessage(args))
 			if err != nil {
 				t.Errorf("%s(%s): machinery error %v", name, args, err)

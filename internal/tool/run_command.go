@@ -75,19 +75,21 @@ func (runCommand) Label(args json.RawMessage) string {
 	return l
 }
 
-func (runCommand) Approval(args json.RawMessage) Approval {
-	ap := Approval{Needed: true, Reason: "Runs a shell command in the workspace"}
+func (runCommand) Intent(args json.RawMessage) Intent {
+	in := Intent{Effect: EffectExec}
 	var a commandArgs
-	if err := decodeArgs(args, &a); err != nil {
-		ap.Action = "run_command " + truncate(string(args), 500)
-		return ap
+	if err := decodeArgs(args, &a); err != nil || strings.TrimSpace(a.Command) == "" {
+		in.Action = "run_command " + truncate(string(args), 500)
+		in.Invalid = true
+		return in
 	}
-	ap.Action = "$ " + a.Command
+	in.Command = a.Command
+	in.Action = "$ " + a.Command
 	if c := strings.TrimSpace(a.Cwd); c != "" && filepath.Clean(c) != "." {
 		// The same command means something else elsewhere; show where.
-		ap.Action += "\n(in " + c + ")"
+		in.Action += "\n(in " + c + ")"
 	}
-	return ap
+	return in
 }
 
 func (t runCommand) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {

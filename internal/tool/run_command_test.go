@@ -263,7 +263,7 @@ func TestRunCommandEnvHidesSecrets(t *testing.T) {
 	}
 }
 
-func TestRunCommandLabelAndApproval(t *testing.T) {
+func TestRunCommandLabelAndIntent(t *testing.T) {
 	tl := NewRunCommand(Config{})
 	long := strings.Repeat("x", 200)
 	for args, want := range map[string]string{
@@ -276,14 +276,14 @@ func TestRunCommandLabelAndApproval(t *testing.T) {
 			t.Errorf("Label(%.40s) = %q, want %q", args, got, want)
 		}
 	}
-	ap := tl.Approval([]byte(`{"command": "rm -rf build\nls"}`))
-	if !ap.Needed || ap.Action != "$ rm -rf build\nls" || ap.Reason != "Runs a shell command in the workspace" {
-		t.Errorf("approval %+v", ap)
+	in := tl.Intent([]byte(`{"command": "rm -rf build\nls"}`))
+	if in.Effect != EffectExec || in.Action != "$ rm -rf build\nls" || in.Command != "rm -rf build\nls" || in.Invalid {
+		t.Errorf("intent %+v", in)
 	}
-	if ap := tl.Approval([]byte(`{"command": "make", "cwd": "sub"}`)); ap.Action != "$ make\n(in sub)" {
-		t.Errorf("approval with cwd %+v", ap)
+	if in := tl.Intent([]byte(`{"command": "make", "cwd": "sub"}`)); in.Action != "$ make\n(in sub)" {
+		t.Errorf("intent with cwd %+v", in)
 	}
-	if ap := tl.Approval([]byte(`{{`)); !ap.Needed {
-		t.Errorf("approval of bad args %+v", ap)
+	if in := tl.Intent([]byte(`{{`)); !in.Invalid || in.Effect != EffectExec {
+		t.Errorf("intent of bad args %+v", in)
 	}
 }

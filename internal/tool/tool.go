@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 )
 
@@ -15,9 +16,15 @@ import (
 type Env struct {
 	// Workspace is the absolute, cleaned root every path is confined to.
 	Workspace string
+	// SessionID is the session the call belongs to (background processes and
+	// todo lists are per session).
+	SessionID string
 	// Progress, when set, receives incremental output (e.g. command stdout);
 	// it must not block for long.
 	Progress func(stream, text string)
+	// Emit, when set, journals an event of the run (todo.updated, ...). It
+	// returns an error only when the run has lost its lease.
+	Emit func(typ event.Type, payload any) error
 }
 
 // Result is the outcome of one tool call.
@@ -32,13 +39,50 @@ type Result struct {
 	Data any
 }
 
-// Approval says whether a call needs a person before it runs.
-type Approval struct {
-	Needed bool
-	// Action is the exact thing to approve ("$ rm -rf build").
+// Effect classifies what a call may change. The approval policy
+// (internal/policy) decides from it whether a person must agree first.
+type Effect int
+
+const (
+	EffectNone    Effect = iota // reads the workspace or the tool's own state only
+	EffectWrite                 // creates, changes or deletes files in the workspace
+	EffectExec                  // runs a process
+	EffectNetwork               // talks to other hosts
+	EffectMemory                // changes the agent's persistent notes or the user profile
+)
+
+func (e Effect) String() string {
+	switch e {
+	case EffectNone:
+		return "none"
+	case EffectWrite:
+		return "write"
+	case EffectExec:
+		return "exec"
+	case EffectNetwork:
+		return "network"
+	case EffectMemory:
+		return "memory"
+	}
+	return "unknown"
+}
+
+// Intent describes what a call would do, before it runs.
+type Intent struct {
+	Effect Effect
+	// Action is the exact thing a person would approve ("$ rm -rf build",
+	// "write src/a.go").
 	Action string
-	// Reason explains the risk in one sentence.
-	Reason string
+	// Command is the shell command of an EffectExec call, for pattern
+	// matching by the policy.
+	Command string
+	// Paths are the paths (as given) an EffectWrite call changes.
+	Paths []string
+	// URL is the address an EffectNetwork call fetches.
+	URL string
+	// Invalid is set when the arguments do not parse; the call will fail
+	// without effect, so the policy need not ask.
+	Invalid bool
 }
 
 // Tool is one capability offered to the model.
@@ -46,8 +90,8 @@ type Tool interface {
 	Spec() provider.ToolSpec
 	// Label is a concise human description of a call ("read src/a.go:10-50").
 	Label(args json.RawMessage) string
-	// Approval reports whether the call needs a person first.
-	Approval(args json.RawMessage) Approval
+	// Intent says what the call would do, for the approval policy.
+	Intent(args json.RawMessage) Intent
 	// Run executes the call. Bad arguments yield an error Result, not an error;
 	// the returned error is for failures of the machinery itself.
 	Run(ctx context.Context, env Env, args json.RawMessage) (Result, error)
