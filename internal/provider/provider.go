@@ -39,6 +39,9 @@ type Message struct {
 type Reasoning struct {
 	Text      string `json:"text"`
 	Signature string `json:"signature,omitempty"`
+	// Redacted is the opaque payload of a block the provider encrypted
+	// (Anthropic redacted_thinking); it must be sent back unchanged.
+	Redacted string `json:"redacted,omitempty"`
 }
 
 // ToolCall is a complete tool call.
@@ -68,7 +71,13 @@ type Request struct {
 	System    string
 	Messages  []Message
 	Tools     []ToolSpec
-	MaxTokens int
+	MaxTokens int // 0: the provider's default for the model
+	// ThinkingBudget enables extended thinking with this many tokens
+	// (Anthropic); 0 leaves it off.
+	ThinkingBudget int
+	// ReasoningEffort is "low", "medium" or "high" for OpenAI reasoning
+	// models; empty leaves the server's default.
+	ReasoningEffort string
 }
 
 // ChunkKind says which field of a Chunk is set.
@@ -91,7 +100,9 @@ type ToolCallDelta struct {
 	ArgsFragment string
 }
 
-// Usage counts tokens of one model call.
+// Usage counts tokens of one model call. InputTokens counts every input
+// token, cached or not; CachedTokens is the part served from the
+// provider's prompt cache. ReasoningTokens are part of OutputTokens.
 type Usage struct {
 	InputTokens     int64
 	OutputTokens    int64
@@ -108,9 +119,11 @@ const (
 
 // Chunk is one item of a model stream.
 type Chunk struct {
-	Kind       ChunkKind
-	Text       string
-	Signature  string
+	Kind      ChunkKind
+	Text      string
+	Signature string
+	// Redacted carries a whole redacted reasoning block (ChunkReasoning).
+	Redacted   string
 	ToolCall   ToolCallDelta
 	Usage      Usage
 	StopReason string
