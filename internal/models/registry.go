@@ -1,0 +1,342 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/provider"
+)
+
+// Client is a provider that can also list its models.
+type Client interface {
+	provider.Provider
+	Models(ctx context.Context) ([]string, error)
+}
+
+// Factory builds the client of one configured provider. apiKey is passed
+// apart from cfg because cfg is kept (without its key) for display.
+type Factory func(name string, cfg ProviderConfig, apiKey string) (Client, error)
+
+// Resolved is the model a run uses.
+type Resolved struct {
+	Provider     provider.Provider
+	ProviderName string
+	Model        string
+	Info         ModelInfo
+}
+
+// Ref is the "provider/model" form stored on runs and shown to people.
+func (r Resolved) Ref() string { return r.ProviderName + "/" + r.Model }
+
+// Demo reports whether the offline demo model answers.
+func (r Resolved) Demo() bool { return r.Provider.Demo() }
+
+// Registry holds the configured providers; safe for concurrent use.
+type Registry struct {
+	entries    map[string]*entry
+	order      []string // preference order for the default model
+	overrides  map[string]ModelInfo
+	defaultRef string
+	secrets    []string
+	log        *slog.Logger
+}
+
+type entry struct {
+	name   string
+	cfg    ProviderConfig // APIKey cleared
+	hasKey bool
+	client Client
+	err    error // why the provider could not be built
+
+	mu       sync.Mutex
+	listed   []string
+	listErr  error
+	listedAt time.Time
+}
+
+// listTTL bounds how stale a server's model list may be.
+const listTTL = 5 * time.Minute
+
+// New builds the registry from the config file merged with the
+// environment. A provider that cannot be built (unknown type, bad URL)
+// stays listed with its error instead of failing the whole server.
+func New(f File, getenv func(string) string, factories map[string]Factory, demo Client, log *slog.Logger) *Registry {
+	f = f.FromEnv(getenv)
+	r := &Registry{entries: map[string]*entry{}, overrides: f.Models, log: log}
+	r.entries[DemoProvider] = &entry{name: DemoProvider, cfg: ProviderConfig{Type: TypeDemo, Models: []string{"demo"}}, client: demo}
+	for _, name := range f.providerNames() {
+		pc := f.Providers[name]
+		key := pc.apiKey(getenv)
+		if key != "" {
+			r.secrets = append(r.secrets, key)
+		}
+		shown := pc
+		shown.APIKey = ""
+		e := &entry{name: name, cfg: shown, hasKey: key != ""}
+		if fac, ok := factories[pc.Type]; !ok {
+			e.err = fmt.Errorf("provider type %q is not supported", pc.Type)
+		} else if e.client, e.err = fac(name, pc, key); e.err != nil {
+			e.err = fmt.Errorf("provider %s: %w", name, e.err)
+		}
+		r.entries[name] = e
+		r.order = append(r.order, name)
+	}
+	// Hosted providers first: a key in the environment is a clear intent.
+	rank := func(n string) int {
+		switch n {
+		case "anthropic":
+			return 0
+		case "openai":
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(r.order, func(a, b string) int { return rank(a) - rank(b) })
+	r.defaultRef = strings.TrimSpace(f.DefaultModel)
+	return r
+}
+
+// Secrets are the API keys in use, for redaction.
+func (r *Registry) Secrets() []string { return slices.Clone(r.secrets) }
+
+// Default is the model a run gets when neither its message nor its
+// session names one: the configured default, else the first usable
+// provider's default model, else the demo model.
+func (r *Registry) Default() string {
+	if r.defaultRef != "" {
+		return r.defaultRef
+	}
+	for _, n := range r.order {
+		if e := r.entries[n]; e.err == nil {
+			if m := e.staticDefault(); m != "" {
+				return n + "/" + m
+			}
+			return n
+		}
+	}
+	return DemoProvider
+}
+
+// DemoOnly reports whether no real provider is configured.
+func (r *Registry) DemoOnly() bool { return len(r.order) == 0 }
+
+// ErrUnknownModel is returned for a model reference no provider serves.
+var ErrUnknownModel = errors.New("unknown model")
+
+// Resolve turns a model reference into a provider and model: "" (the
+// default), "provider/model", "provider" (its default model) or a bare
+// model name (the provider listing it, else the default provider).
+func (r *Registry) Resolve(ctx context.Context, ref string) (Resolved, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		ref = r.Default()
+	}
+	name, model, hasSlash := strings.Cut(ref, "/")
+	e, ok := r.entries[name]
+	switch {
+	case ok && hasSlash:
+	case ok:
+		model = ""
+	default:
+		// A bare model name ("gpt-4.1", "llama3.2:3b").
+		model = ref
+		e = r.owner(ref)
+		if e == nil {
+			return Resolved{}, fmt.Errorf("%w %q: no configured provider serves it (use provider/model; providers: %s)",
+				ErrUnknownModel, ref, strings.Join(r.names(), ", "))
+		}
+	}
+	if e.err != nil {
+		return Resolved{}, e.err
+	}
+	if e.name == DemoProvider {
+		return Resolved{Provider: e.client, ProviderName: DemoProvider, Model: "demo", Info: ModelInfo{ContextWindow: DefaultContextWindow}}, nil
+	}
+	if model == "" {
+		model = e.staticDefault()
+		if model == "" {
+			ms, err := e.models(ctx)
+			if err != nil || len(ms) == 0 {
+				return Resolved{}, fmt.Errorf("provider %s: no model configured and the server listed none: %w", e.name, errors.Join(err, errors.New("set default_model")))
+			}
+			model = ms[0]
+		}
+	}
+	return Resolved{Provider: e.client, ProviderName: e.name, Model: model, Info: r.Info(e.name, model)}, nil
+}
+
+// owner finds the provider of a bare model name.
+func (r *Registry) owner(model string) *entry {
+	for _, n := range r.order {
+		if slices.Contains(r.entries[n].cfg.Models, model) {
+			return r.entries[n]
+		}
+	}
+	want := ""
+	switch {
+	case strings.HasPrefix(model, "claude-"):
+		want = TypeAnthropic
+	case strings.HasPrefix(model, "gpt-"), strings.HasPrefix(model, "o3"), strings.HasPrefix(model, "o4"):
+		want = TypeOpenAI
+	}
+	for _, n := range r.order {
+		if e := r.entries[n]; want != "" && e.cfg.Type == want && e.cfg.BaseURL == "" {
+			return e // the vendor's own API
+		}
+	}
+	if len(r.order) > 0 {
+		def, _, _ := strings.Cut(r.Default(), "/")
+		return r.entries[def]
+	}
+	return nil
+}
+
+// Info describes a model: config overrides first, then the built-in
+// table, then defaults.
+func (r *Registry) Info(providerName, model string) ModelInfo {
+	info, ok := r.overrides[providerName+"/"+model]
+	if !ok {
+		info, ok = r.overrides[model]
+	}
+	if !ok {
+		info, _ = lookupBuiltin(model)
+	}
+	if info.ContextWindow <= 0 {
+		info.ContextWindow = DefaultContextWindow
+	}
+	return info
+}
+
+func (e *entry) staticDefault() string {
+	if e.cfg.DefaultModel != "" {
+		return e.cfg.DefaultModel
+	}
+	if len(e.cfg.Models) > 0 {
+		return e.cfg.Models[0]
+	}
+	if e.cfg.BaseURL == "" {
+		return defaultModelFor(e.cfg.Type) // the vendor's own API
+	}
+	return "" // a local server: ask it
+}
+
+// models returns the configured list, else the server's (cached).
+func (e *entry) models(ctx context.Context) ([]string, error) {
+	if len(e.cfg.Models) > 0 {
+		return e.cfg.Models, nil
+	}
+	if e.client == nil {
+		return nil, e.err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if time.Since(e.listedAt) < listTTL && (e.listed != nil || e.listErr != nil) {
+		return e.listed, e.listErr
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	e.listed, e.listErr = e.client.Models(lctx)
+	e.listedAt = time.Now()
+	return e.listed, e.listErr
+}
+
+func (r *Registry) names() []string {
+	return append([]string{DemoProvider}, r.order...)
+}
+
+// ProviderView is a provider as the API shows it: no key, only whether one
+// is set.
+type ProviderView struct {
+	Name    string      `json:"name"`
+	Type    string      `json:"type"`
+	BaseURL string      `json:"base_url,omitempty"`
+	HasKey  bool        `json:"has_key"`
+	Demo    bool        `json:"demo,omitempty"`
+	Models  []ModelView `json:"models"`
+	Error   string      `json:"error,omitempty"`
+}
+
+// ModelView is one model of a provider.
+type ModelView struct {
+	Ref           string   `json:"ref"` // provider/model
+	Name          string   `json:"name"`
+	ContextWindow int64    `json:"context_window"`
+	Pricing       *Pricing `json:"pricing,omitempty"`
+	Default       bool     `json:"default,omitempty"`
+}
+
+// Pricing is USD per million tokens.
+type Pricing struct {
+	Input  float64 `json:"input_per_mtok"`
+	Cached float64 `json:"cached_input_per_mtok,omitempty"`
+	Output float64 `json:"output_per_mtok"`
+}
+
+// List describes every provider and its models. Servers without a
+// configured model list are asked (cached); a failure shows as the
+// provider's error rather than failing the list.
+func (r *Registry) List(ctx context.Context) []ProviderView {
+	def := r.Default()
+	out := make([]ProviderView, 0, len(r.entries))
+	for _, n := range r.names() {
+		e := r.entries[n]
+		v := ProviderView{Name: n, Type: e.cfg.Type, BaseURL: displayURL(e.cfg.BaseURL), HasKey: e.hasKey, Demo: n == DemoProvider}
+		if e.err != nil {
+			v.Error = Redact(e.err.Error(), r.secrets)
+			out = append(out, v)
+			continue
+		}
+		ms, err := e.models(ctx)
+		if err != nil {
+			v.Error = Redact(err.Error(), r.secrets)
+		}
+		if sd := e.staticDefault(); sd != "" && !slices.Contains(ms, sd) {
+			ms = append([]string{sd}, ms...)
+		}
+		for _, m := range ms {
+			info := r.Info(n, m)
+			mv := ModelView{Ref: n + "/" + m, Name: m, ContextWindow: info.ContextWindow}
+			if n == DemoProvider {
+				mv.Ref = DemoProvider
+			}
+			if info.InputPrice > 0 || info.OutputPrice > 0 {
+				mv.Pricing = &Pricing{Input: info.InputPrice, Cached: info.CachedPrice, Output: info.OutputPrice}
+			}
+			mv.Default = mv.Ref == def || (def == n && m == e.staticDefault())
+			v.Models = append(v.Models, mv)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// displayURL drops credentials a base URL may embed (user:pass@host).
+func displayURL(s string) string {
+	if s == "" {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	return u.String()
+}
+
+// Redact removes every secret from s.
+func Redact(s string, secrets []string) string {
+	for _, sec := range secrets {
+		if len(sec) >= 4 {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return s
+}
