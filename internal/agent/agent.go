@@ -61,6 +61,12 @@ type Loop struct {
 	Workspace string
 	SessionID string
 	MaxTurns  int
+	// Model call options (zero: provider defaults).
+	MaxTokens       int
+	ThinkingBudget  int
+	ReasoningEffort string
+	// Cost prices token counts in USD; nil or ok false leaves usage unpriced.
+	Cost func(input, cached, output int64) (usd float64, ok bool)
 }
 
 // Result is how the loop ended. Err nil means completed; when ctx was
@@ -164,7 +170,8 @@ func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index 
 	if err := h.Emit(event.TurnStarted, event.TurnStartedPayload{TurnID: turnID, Index: index}); err != nil {
 		return out, err
 	}
-	req := provider.Request{Model: l.Model, System: l.System, Messages: msgs, Tools: l.Tools.Specs()}
+	req := provider.Request{Model: l.Model, System: l.System, Messages: msgs, Tools: l.Tools.Specs(),
+		MaxTokens: l.MaxTokens, ThinkingBudget: l.ThinkingBudget, ReasoningEffort: l.ReasoningEffort}
 
 	var text, reasoning strings.Builder
 	var msgID, rsnID, signature string
@@ -246,6 +253,11 @@ func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index 
 	}
 	out.usage = event.UsageTotals{InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens,
 		CachedTokens: usage.CachedTokens, ReasoningTokens: usage.ReasoningTokens}
+	if l.Cost != nil {
+		if usd, ok := l.Cost(usage.InputTokens, usage.CachedTokens, usage.OutputTokens); ok {
+			out.usage.CostUSD = usd
+		}
+	}
 	out.msg.Role, out.msg.Text = provider.RoleAssistant, text.String()
 
 	if streamErr != nil {

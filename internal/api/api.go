@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
@@ -31,6 +33,15 @@ type Info struct {
 type Options struct {
 	Heartbeat   time.Duration // SSE keep-alive comment interval; default 15s
 	LeaseWindow time.Duration // a runner is live if it beat within this; default 45s
+	// Models lists providers and models for GET /api/models; nil lists
+	// none.
+	Models ModelLister
+}
+
+// ModelLister describes the configured providers without their keys.
+type ModelLister interface {
+	List(ctx context.Context) []models.ProviderView
+	Default() string
 }
 
 // API serves the HTTP interface.
@@ -59,6 +70,7 @@ func (a *API) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/health", a.health)
 	mux.HandleFunc("GET /api/meta", a.meta)
+	mux.HandleFunc("GET /api/models", a.listModels)
 
 	mux.HandleFunc("GET /api/sessions", a.listSessions)
 	mux.HandleFunc("POST /api/sessions", a.createSession)

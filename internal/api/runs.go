@@ -193,6 +193,16 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 // SchemaVersion of the API and event shapes; bump on incompatible change.
 const SchemaVersion = 1
 
+// listModels describes every provider and model; keys never appear, only
+// whether one is set.
+func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
+	if a.opt.Models == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"default": a.info.DefaultModel, "providers": []any{}})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"default": a.opt.Models.Default(), "providers": a.opt.Models.List(r.Context())})
+}
+
 func (a *API) meta(w http.ResponseWriter, r *http.Request) {
 	types := []string{}
 	for _, i := range event.Catalog() {

@@ -20,7 +20,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/journal"
-	"github.com/caduceus-dev/caduceus/internal/provider"
+	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 	"github.com/caduceus-dev/caduceus/internal/runner"
 	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
@@ -37,7 +37,7 @@ type App struct {
 	runner *runner.Runner
 	srv    *http.Server
 	ln     net.Listener
-	prov   provider.Provider
+	models *models.Registry
 }
 
 // New opens the store and binds the listener; Run serves.
@@ -55,19 +55,28 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			return nil, err
 		}
 	}
+	file, err := models.LoadFile(cfg.ConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	reg := models.New(file, getenv, providerFactories(), demo.New(script), log)
 	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "caduceus.db"))
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: log, st: st, prov: demo.New(script)}
+	a := &App{cfg: cfg, log: log, st: st, models: reg}
 	a.hub = journal.NewHub(st, 0, log)
 	a.w = journal.NewWriter(st, a.hub.Poke, log)
 	tools := tool.Builtin(tool.Config{})
 	a.runner = runner.New(runner.Config{Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version},
-		st, a.w, a.hub, tools, a.resolve, log)
+		st, a.w, a.hub, tools, reg, log)
 	svc := control.NewService(st, a.w, cfg.Workspace)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: sqlite.SchemaVersion,
-		DefaultModel: a.prov.Name(), Demo: a.prov.Demo()}, api.Options{LeaseWindow: 3 * cfg.Lease}, log)
+		DefaultModel: reg.Default(), Demo: reg.DemoOnly()}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg}, log)
 
 	mux := http.NewServeMux()
 	mux.Handle("/api/", ap.Handler())
@@ -79,12 +88,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	return a, nil
-}
-
-// resolve picks the provider for a model. Until real providers exist, every
-// model is served by the demo model, and the events say so.
-func (a *App) resolve(model string) (provider.Provider, string, error) {
-	return a.prov, "demo", nil
 }
 
 // URL is the address the server answers on.
@@ -140,6 +143,11 @@ func (a *App) Run(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+// providerFactories builds the clients of configured providers.
+func providerFactories() map[string]models.Factory {
+	return map[string]models.Factory{}
 }
 
 func landing(w http.ResponseWriter, r *http.Request) {

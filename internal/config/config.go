@@ -23,6 +23,15 @@ type Config struct {
 	ApprovalTTL time.Duration
 	Lease       time.Duration
 	Version     string
+	// ConfigFile holds providers, models and prices (default
+	// <data-dir>/config.json; a missing file means none).
+	ConfigFile string
+	// ApprovalMode is the default approval policy of new sessions: manual,
+	// smart or off.
+	ApprovalMode string
+	// Getenv reads provider keys (OPENAI_API_KEY, ...) when they are needed,
+	// so they are never copied into the configuration.
+	Getenv func(string) string
 }
 
 // DefaultAddr is loopback: nothing listens beyond this machine by default.
@@ -36,6 +45,8 @@ func ParseServe(args []string, getenv func(string) string) (Config, error) {
 	fs.StringVar(&c.Addr, "addr", envOr(getenv, "CADUCEUS_ADDR", DefaultAddr), "listen address (env CADUCEUS_ADDR)")
 	fs.StringVar(&c.DataDir, "data-dir", envOr(getenv, "CADUCEUS_DATA_DIR", defaultDataDir(getenv)), "directory of the database (env CADUCEUS_DATA_DIR)")
 	fs.StringVar(&c.Workspace, "workspace", envOr(getenv, "CADUCEUS_WORKSPACE", ""), "default workspace of new sessions (env CADUCEUS_WORKSPACE; default: the current directory)")
+	fs.StringVar(&c.ConfigFile, "config", envOr(getenv, "CADUCEUS_CONFIG", ""), "providers and models file (env CADUCEUS_CONFIG; default <data-dir>/config.json)")
+	fs.StringVar(&c.ApprovalMode, "approval-mode", envOr(getenv, "CADUCEUS_APPROVAL_MODE", "smart"), "default approval policy of new sessions: manual, smart or off (env CADUCEUS_APPROVAL_MODE)")
 	fs.StringVar(&c.DemoScript, "demo-script", envOr(getenv, "CADUCEUS_DEMO_SCRIPT", ""), "JSON script for the offline demo model (env CADUCEUS_DEMO_SCRIPT)")
 	ttl, err := durationEnv(getenv, "CADUCEUS_APPROVAL_TIMEOUT", 0)
 	if err != nil {
@@ -54,8 +65,17 @@ func ParseServe(args []string, getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
 	}
 	c.Token = getenv("CADUCEUS_TOKEN")
+	c.Getenv = getenv
+	switch c.ApprovalMode {
+	case "manual", "smart", "off":
+	default:
+		return c, fmt.Errorf("approval-mode %q: use manual, smart or off", c.ApprovalMode)
+	}
 	if c.DataDir == "" {
 		return c, errors.New("no data directory: set --data-dir or CADUCEUS_DATA_DIR (HOME is not set)")
+	}
+	if c.ConfigFile == "" {
+		c.ConfigFile = filepath.Join(c.DataDir, "config.json")
 	}
 	if c.Workspace == "" {
 		if c.Workspace, err = os.Getwd(); err != nil {

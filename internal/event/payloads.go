@@ -81,6 +81,9 @@ type UsageTotals struct {
 	OutputTokens    int64 `json:"output_tokens"`
 	CachedTokens    int64 `json:"cached_tokens,omitempty"`
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
+	// CostUSD prices the tokens from the model's price table; omitted when
+	// the model has no known price.
+	CostUSD float64 `json:"cost_usd,omitempty"`
 }
 
 // Add returns the sum of u and o.
@@ -90,6 +93,7 @@ func (u UsageTotals) Add(o UsageTotals) UsageTotals {
 		OutputTokens:    u.OutputTokens + o.OutputTokens,
 		CachedTokens:    u.CachedTokens + o.CachedTokens,
 		ReasoningTokens: u.ReasoningTokens + o.ReasoningTokens,
+		CostUSD:         u.CostUSD + o.CostUSD,
 	}
 }
 

@@ -134,6 +134,18 @@ var ErrUnknownModel = errors.New("unknown model")
 // default), "provider/model", "provider" (its default model) or a bare
 // model name (the provider listing it, else the default provider).
 func (r *Registry) Resolve(ctx context.Context, ref string) (Resolved, error) {
+	return r.resolve(ctx, ref, true)
+}
+
+// Peek resolves like Resolve but never asks a server: a provider whose
+// model must come from its server's list answers with the cached list, or
+// with an empty Model when it has none yet. It is for places that must not
+// block, such as inside a store transaction.
+func (r *Registry) Peek(ref string) (Resolved, error) {
+	return r.resolve(context.Background(), ref, false)
+}
+
+func (r *Registry) resolve(ctx context.Context, ref string, ask bool) (Resolved, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		ref = r.Default()
@@ -161,6 +173,9 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (Resolved, error) {
 	}
 	if model == "" {
 		model = e.staticDefault()
+		if model == "" && !ask {
+			return Resolved{Provider: e.client, ProviderName: e.name, Model: e.cachedFirst()}, nil
+		}
 		if model == "" {
 			ms, err := e.models(ctx)
 			if err != nil || len(ms) == 0 {
@@ -225,6 +240,16 @@ func (e *entry) staticDefault() string {
 		return defaultModelFor(e.cfg.Type) // the vendor's own API
 	}
 	return "" // a local server: ask it
+}
+
+// cachedFirst is the first model of the server's list if it was fetched.
+func (e *entry) cachedFirst() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.listed) > 0 {
+		return e.listed[0]
+	}
+	return ""
 }
 
 // models returns the configured list, else the server's (cached).

@@ -71,12 +71,14 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run) (agent.R
 		return agent.Result{}, err
 	}
 	msgs, pending := transcript.History(items)
-	prov, model, err := r.pick(claimed.Model)
+	m, err := r.pick.Resolve(ctx, claimed.Model)
 	if err != nil {
 		return agent.Result{Err: &event.ErrorInfo{Code: "model_unavailable", Message: err.Error()}}, nil
 	}
-	loop := agent.Loop{Provider: prov, Tools: r.tools, Model: model, System: systemPrompt,
-		Workspace: sess.Workspace, SessionID: sess.ID, MaxTurns: r.cfg.MaxTurns}
+	loop := agent.Loop{Provider: m.Provider, Tools: r.tools, Model: m.Model, System: systemPrompt,
+		Workspace: sess.Workspace, SessionID: sess.ID, MaxTurns: r.cfg.MaxTurns,
+		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
+		Cost: m.Info.Cost}
 	return loop.Run(ctx, h, msgs, pending)
 }
 

@@ -19,15 +19,19 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/journal"
-	"github.com/caduceus-dev/caduceus/internal/provider"
+	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 )
 
-// Resolver picks the provider for a run's model ("" means the default) and
-// returns the model name to send.
-type Resolver func(model string) (provider.Provider, string, error)
+// Resolver picks the provider and model for a run's model reference (""
+// means the default). Peek must not block: it runs inside the claim
+// transaction.
+type Resolver interface {
+	Resolve(ctx context.Context, ref string) (models.Resolved, error)
+	Peek(ref string) (models.Resolved, error)
+}
 
 // Config tunes a Runner. Zero values mean the defaults.
 type Config struct {
@@ -164,11 +168,11 @@ func (r *Runner) claimAll(ctx context.Context) {
 
 // describe names the provider and model that will answer a run.
 func (r *Runner) describe(ru store.Run) event.RunStartedPayload {
-	p, model, err := r.pick(ru.Model)
+	res, err := r.pick.Peek(ru.Model)
 	if err != nil {
 		return event.RunStartedPayload{Model: ru.Model}
 	}
-	return event.RunStartedPayload{Provider: p.Name(), Model: model, Demo: p.Demo()}
+	return event.RunStartedPayload{Provider: res.ProviderName, Model: res.Model, Demo: res.Demo()}
 }
 
 func (r *Runner) start(claimed store.Run) {

@@ -290,3 +290,6 @@ func orDefault(v, def int) int {
 	}
 	return def
 }
+
+// Models lists the one model the demo provider offers.
+func (p *Provider) Models(context.Context) ([]string, error) { return []string{"demo"}, nil }
