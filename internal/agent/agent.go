@@ -67,6 +67,14 @@ type Loop struct {
 	ReasoningEffort string
 	// Cost prices token counts in USD; nil or ok false leaves usage unpriced.
 	Cost func(input, cached, output int64) (usd float64, ok bool)
+	// ContextWindow of the model in tokens; 0 turns context management off.
+	ContextWindow int64
+	// CompactAt is the fraction of the window past which older turns are
+	// summarised; 0 means DefaultCompact.
+	CompactAt float64
+	// Covered is how many messages of the conversation the summary at the
+	// start of the history stands for (transcript.Covered); 0 when none.
+	Covered int
 }
 
 // Result is how the loop ended. Err nil means completed; when ctx was
@@ -93,16 +101,23 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 	if maxTurns <= 0 {
 		maxTurns = 50
 	}
+	w := &window{size: l.ContextWindow}
+	covered := l.Covered
 	for i := 0; ; i++ {
 		if i == maxTurns {
 			res.Err = &event.ErrorInfo{Code: "max_turns", Message: fmt.Sprintf("stopped after %d model calls without a final answer", maxTurns)}
 			return res, h.Flush(ctx)
+		}
+		var err error
+		if msgs, err = l.manageContext(ctx, h, w, msgs, &covered, &res.Usage); err != nil {
+			return res, err
 		}
 		t, err := l.turn(ctx, h, msgs, i, res.Usage)
 		res.Usage = res.Usage.Add(t.usage)
 		if err != nil {
 			return res, err
 		}
+		w.calibrate(provider.Request{System: l.System, Tools: l.Tools.Specs(), Messages: msgs}, t.usage.InputTokens)
 		if t.err != nil {
 			res.Err = t.err
 			return res, h.Flush(ctx)
@@ -206,6 +221,18 @@ func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index 
 		}
 		switch c.Kind {
 		case provider.ChunkReasoning:
+			if c.Redacted != "" {
+				// An encrypted block arrives whole; it is journaled so the
+				// rebuilt history can send it back.
+				if err := closeReasoning(false); err != nil {
+					return out, err
+				}
+				out.msg.Reasoning = append(out.msg.Reasoning, provider.Reasoning{Redacted: c.Redacted})
+				if err := h.Emit(event.ReasoningDone, event.DonePayload{ID: id.New("rsn"), TurnID: turnID, Redacted: c.Redacted}); err != nil {
+					return out, err
+				}
+				continue
+			}
 			if rsnID == "" {
 				rsnID = id.New("rsn")
 			}

@@ -259,9 +259,9 @@ func TestReasoningThenText(t *testing.T) {
 	}
 }
 
-func TestToolCallListFiles(t *testing.T) {
+func TestToolCallListDir(t *testing.T) {
 	f := newFixture(t, turns(
-		[]demo.Step{say("Looking."), callTool("call_ls", tool.NameListFiles, `{"path":"."}`)},
+		[]demo.Step{say("Looking."), callTool("call_ls", tool.NameListDir, `{"path":"."}`)},
 		[]demo.Step{say("There is hello.txt.")},
 	))
 	h := &fakeHost{}
@@ -285,7 +285,7 @@ func TestToolCallListFiles(t *testing.T) {
 	}
 	ts := of[event.ToolStartedPayload](h, event.ToolStarted)
 	turn0 := of[event.TurnStartedPayload](h, event.TurnStarted)[0]
-	if len(ts) != 1 || ts[0].ToolCallID != "call_ls" || ts[0].Name != tool.NameListFiles || ts[0].Label != "ls ." ||
+	if len(ts) != 1 || ts[0].ToolCallID != "call_ls" || ts[0].Name != tool.NameListDir || ts[0].Label != "ls ." ||
 		string(ts[0].Args) != `{"path":"."}` || ts[0].TurnID != turn0.TurnID {
 		t.Fatalf("tool.started = %+v", ts)
 	}
@@ -295,7 +295,7 @@ func TestToolCallListFiles(t *testing.T) {
 		t.Fatalf("tool.done = %+v", td)
 	}
 	if len(h.approvals) != 0 {
-		t.Fatalf("list_files asked for approval: %+v", h.approvals)
+		t.Fatalf("list_dir asked for approval: %+v", h.approvals)
 	}
 	// The second model call sees the assistant turn and the result.
 	reqs := f.rec.requests()
@@ -452,7 +452,7 @@ func TestProviderError(t *testing.T) {
 			"provider_scripted", map[event.Type]string{event.ReasoningDone: "hmm"}},
 		{"error before anything", []demo.Step{{Kind: demo.KindError, Code: "auth", Message: "bad key"}},
 			"provider_auth", map[event.Type]string{}},
-		{"error after a tool call drops the call", []demo.Step{callTool("c", tool.NameListFiles, `{}`), {Kind: demo.KindError, Code: "stream_cut", Message: "eof"}},
+		{"error after a tool call drops the call", []demo.Step{callTool("c", tool.NameListDir, `{}`), {Kind: demo.KindError, Code: "stream_cut", Message: "eof"}},
 			"provider_stream_cut", map[event.Type]string{}},
 	}
 	for _, tt := range tests {
@@ -563,7 +563,7 @@ func TestUnknownTool(t *testing.T) {
 	}
 	td := of[event.ToolDonePayload](h, event.ToolDone)
 	if len(td) != 1 || td[0].Status != event.ToolError || !strings.Contains(td[0].Output, `unknown tool "teleport"`) ||
-		!strings.Contains(td[0].Output, tool.NameListFiles) || td[0].Error == "" {
+		!strings.Contains(td[0].Output, tool.NameListDir) || td[0].Error == "" {
 		t.Fatalf("tool.done = %+v", td)
 	}
 	if h.index(isType(event.ToolUpdated)) >= 0 || len(h.approvals) != 0 {
@@ -607,7 +607,7 @@ func TestMalformedArgs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// demo.New does not validate, so the model can stream broken JSON.
 			f := newFixture(t, turns(
-				[]demo.Step{callTool("call_bad", tool.NameListFiles, tt.args)},
+				[]demo.Step{callTool("call_bad", tool.NameListDir, tt.args)},
 				[]demo.Step{say("Fixed.")},
 			))
 			h := &fakeHost{}
@@ -650,7 +650,7 @@ func TestMalformedArgs(t *testing.T) {
 }
 
 func TestMaxTurns(t *testing.T) {
-	ls := []demo.Step{callTool("", tool.NameListFiles, `{}`)}
+	ls := []demo.Step{callTool("", tool.NameListDir, `{}`)}
 	f := newFixture(t, turns(ls, ls, ls, ls))
 	f.loop.MaxTurns = 2
 	h := &fakeHost{}
@@ -694,7 +694,7 @@ func TestResumePending(t *testing.T) {
 	calls := []provider.ToolCall{
 		{ID: "c_exec", Name: tool.NameRunCommand, Args: json.RawMessage(`{"command":"touch exec_marker"}`)},
 		{ID: "c_fresh", Name: tool.NameRunCommand, Args: json.RawMessage(`{"command":"touch fresh_marker"}`)},
-		{ID: "c_done", Name: tool.NameListFiles, Args: json.RawMessage(`{}`)},
+		{ID: "c_done", Name: tool.NameListDir, Args: json.RawMessage(`{}`)},
 	}
 	history := []provider.Message{
 		{Role: provider.RoleUser, Text: "go"},
@@ -788,8 +788,8 @@ func TestResumeFromJournal(t *testing.T) {
 	// Record a first run that dies after announcing one call and executing another.
 	payloads := []emitted{
 		{event.MessageUser, event.MessageUserPayload{MessageID: "u", Content: "go"}},
-		{event.ToolStarted, event.ToolStartedPayload{ToolCallID: "a", Name: tool.NameListFiles, Args: json.RawMessage(`{}`), TurnID: "t1"}},
-		{event.ToolStarted, event.ToolStartedPayload{ToolCallID: "b", Name: tool.NameListFiles, Args: json.RawMessage(`{}`), TurnID: "t1"}},
+		{event.ToolStarted, event.ToolStartedPayload{ToolCallID: "a", Name: tool.NameListDir, Args: json.RawMessage(`{}`), TurnID: "t1"}},
+		{event.ToolStarted, event.ToolStartedPayload{ToolCallID: "b", Name: tool.NameListDir, Args: json.RawMessage(`{}`), TurnID: "t1"}},
 		{event.ToolUpdated, event.ToolUpdatedPayload{ToolCallID: "a", Phase: "executing"}},
 	}
 	var evs []event.Event

@@ -80,6 +80,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET /api/sessions/{id}/messages", a.listMessages)
 	mux.HandleFunc("POST /api/sessions/{id}/messages", a.sendMessage)
 	mux.HandleFunc("GET /api/sessions/{id}/runs", a.listSessionRuns)
+	mux.HandleFunc("POST /api/sessions/{id}/compact", a.compactSession)
 	mux.HandleFunc("GET /api/sessions/{id}/events", a.sessionEvents)
 
 	mux.HandleFunc("GET /api/runs/{id}", a.getRun)

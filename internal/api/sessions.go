@@ -209,6 +209,21 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
 	a.writeRun(w, r, http.StatusAccepted, ru)
 }
 
+// compactSession queues a run that summarises the session's older turns.
+// It takes no body.
+func (a *API) compactSession(w http.ResponseWriter, r *http.Request) {
+	sid, ok := pathID(w, r, "ses", "session")
+	if !ok {
+		return
+	}
+	ru, err := a.svc.Compact(r.Context(), sid)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeRun(w, r, http.StatusAccepted, ru)
+}
+
 func (a *API) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 	sid, ok := pathID(w, r, "ses", "session")
 	if !ok {

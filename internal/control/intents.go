@@ -227,6 +227,44 @@ func (s *Service) Send(ctx context.Context, sessionID string, m Message) (store.
 	return out, err
 }
 
+// RunKindCompact marks a run that only compacts the session's context.
+const RunKindCompact = "compact"
+
+// Compact queues a run that summarises the session's older turns for the
+// model (the transcript people see keeps everything). A busy session is
+// refused: compaction rewrites what the running turn is based on.
+func (s *Service) Compact(ctx context.Context, sessionID string) (store.Run, error) {
+	var out store.Run
+	err := s.w.Do(ctx, func(tx store.Tx) error {
+		sess, err := tx.GetSession(ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		runs, err := tx.SessionRuns(ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			if r.Status.Busy() {
+				return &Error{Code: CodeSessionBusy, Message: "the session has a run in progress; compact when it is idle",
+					Details: map[string]any{"run_id": r.ID, "status": r.Status}}
+			}
+		}
+		now := time.Now().UTC()
+		r := store.Run{ID: id.New("run"), SessionID: sessionID, Status: run.Queued, Model: sess.Model, CreatedAt: now}
+		if err := tx.InsertRun(ctx, r); err != nil {
+			return err
+		}
+		if _, err := tx.AppendEvents(ctx, "", event.Draft{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued,
+			Payload: event.RunQueuedPayload{Kind: RunKindCompact, Model: sess.Model}}); err != nil {
+			return err
+		}
+		out, err = tx.GetRun(ctx, r.ID)
+		return err
+	})
+	return out, err
+}
+
 // titleFrom makes a session title from the first message's first line.
 func titleFrom(content string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(content), "\n")

@@ -6,6 +6,9 @@ import "encoding/json"
 
 // RunQueuedPayload is the payload of run.queued.
 type RunQueuedPayload struct {
+	// Kind is "" for a run answering a message, "compact" for a manual
+	// context compaction.
+	Kind   string `json:"kind,omitempty"`
 	Input  string `json:"input"`
 	Model  string `json:"model,omitempty"`
 	IfBusy string `json:"if_busy,omitempty"`
@@ -18,7 +21,9 @@ type RunStartedPayload struct {
 	Model    string `json:"model"`
 	Provider string `json:"provider"`
 	Demo     bool   `json:"demo,omitempty"` // the offline demo model is answering
-	Resumed  bool   `json:"resumed,omitempty"`
+	// ContextWindow is the model's context window in tokens (0: unknown).
+	ContextWindow int64 `json:"context_window,omitempty"`
+	Resumed       bool  `json:"resumed,omitempty"`
 }
 
 // RunStatusPayload is the payload of run.status.
@@ -59,6 +64,7 @@ type DonePayload struct {
 	TurnID    string `json:"turn_id"`
 	Text      string `json:"text"`
 	Signature string `json:"signature,omitempty"` // provider proof for reasoning blocks
+	Redacted  string `json:"redacted,omitempty"`  // opaque reasoning the provider encrypted; sent back as is
 	Partial   bool   `json:"partial,omitempty"`   // cut short by cancel or error
 }
 
@@ -199,8 +205,9 @@ type ContextWarningPayload struct {
 }
 
 // ContextCompactedPayload is the payload of context.compacted. Summary
-// stands for every message of the session up to journal event Boundary;
-// later messages (the recent working set) are kept as they are.
+// stands for the first Covered messages of the session's conversation as
+// rebuilt from the journal (before any compaction); later messages, the
+// recent working set, are kept as they are.
 type ContextCompactedPayload struct {
 	Reason         string `json:"reason"` // auto | manual
 	OriginalCount  int    `json:"original_count"`
@@ -210,9 +217,7 @@ type ContextCompactedPayload struct {
 	TokensAfter    int64  `json:"tokens_after"`
 	TokensSaved    int64  `json:"tokens_saved"`
 	Summary        string `json:"summary"`
-	// Boundary is the id of the last journal event the summary covers:
-	// rebuilding the conversation uses Summary for everything up to it.
-	Boundary int64 `json:"boundary"`
+	Covered        int    `json:"covered_messages"`
 }
 
 // DiagnosticPayload is the payload of diagnostic.

@@ -66,7 +66,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run) (agent.R
 	if err != nil {
 		return agent.Result{}, err
 	}
-	items, err := r.history(ctx, claimed)
+	items, kind, err := r.history(ctx, claimed)
 	if err != nil {
 		return agent.Result{}, err
 	}
@@ -78,27 +78,41 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run) (agent.R
 	loop := agent.Loop{Provider: m.Provider, Tools: r.tools, Model: m.Model, System: systemPrompt,
 		Workspace: sess.Workspace, SessionID: sess.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
-		Cost: m.Info.Cost}
+		Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items)}
+	if kind == control.RunKindCompact {
+		return loop.Compact(ctx, h, msgs, loop.Covered)
+	}
 	return loop.Run(ctx, h, msgs, pending)
 }
 
 // history folds the session's journal up to and including this run, run
 // by run: a message queued during an earlier run belongs after it, not in
-// the middle of its answer.
-func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, error) {
+// the middle of its answer. It also returns the run's kind from its
+// run.queued event.
+func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, string, error) {
 	runs, err := r.st.SessionRuns(ctx, claimed.SessionID)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	evs, err := r.st.Events(ctx, store.EventQuery{SessionID: claimed.SessionID})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ids := make([]string, len(runs))
 	for i, ru := range runs {
 		ids[i] = ru.ID
 	}
-	return transcript.FoldRuns(evs, ids, claimed.ID), nil
+	kind := ""
+	for _, e := range evs {
+		if e.RunID == claimed.ID && e.Type == event.RunQueued {
+			var p event.RunQueuedPayload
+			if json.Unmarshal(e.Payload, &p) == nil {
+				kind = p.Kind
+			}
+			break
+		}
+	}
+	return transcript.FoldRuns(evs, ids, claimed.ID), kind, nil
 }
 
 // watchCancel cancels ctx with errCancelRequested when the journal says the

@@ -172,7 +172,7 @@ func (r *Runner) describe(ru store.Run) event.RunStartedPayload {
 	if err != nil {
 		return event.RunStartedPayload{Model: ru.Model}
 	}
-	return event.RunStartedPayload{Provider: res.ProviderName, Model: res.Model, Demo: res.Demo()}
+	return event.RunStartedPayload{Provider: res.ProviderName, Model: res.Model, Demo: res.Demo(), ContextWindow: res.Info.ContextWindow}
 }
 
 func (r *Runner) start(claimed store.Run) {

@@ -23,8 +23,8 @@ const (
 	listMaxLimit = 5000
 )
 
-// ListFilesData is the structured result of list_files.
-type ListFilesData struct {
+// ListDirData is the structured result of list_dir.
+type ListDirData struct {
 	Path      string      `json:"path"` // relative to the workspace
 	Entries   []ListEntry `json:"entries"`
 	Truncated bool        `json:"truncated"`
@@ -43,10 +43,10 @@ type listArgs struct {
 	Limit int    `json:"limit"`
 }
 
-type listFiles struct{}
+type listDir struct{}
 
-// NewListFiles returns the list_files tool.
-func NewListFiles(Config) Tool { return listFiles{} }
+// NewListDir returns the list_dir tool.
+func NewListDir(Config) Tool { return listDir{} }
 
 const listSchema = `{
   "type": "object",
@@ -59,16 +59,16 @@ const listSchema = `{
   "additionalProperties": false
 }`
 
-func (listFiles) Spec() provider.ToolSpec {
+func (listDir) Spec() provider.ToolSpec {
 	return provider.ToolSpec{
-		Name: NameListFiles,
+		Name: NameListDir,
 		Description: "List files and directories in the workspace, sorted by name. Directories end with \"/\". " +
 			"Symlinks are shown but not followed; the contents of .git are skipped.",
 		Parameters: json.RawMessage(listSchema),
 	}
 }
 
-func (listFiles) Label(args json.RawMessage) string {
+func (listDir) Label(args json.RawMessage) string {
 	var a listArgs
 	if err := decodeArgs(args, &a); err != nil || a.Path == "" {
 		return "ls ."
@@ -76,9 +76,9 @@ func (listFiles) Label(args json.RawMessage) string {
 	return "ls " + truncate(a.Path, 120)
 }
 
-func (listFiles) Intent(json.RawMessage) Intent { return Intent{Effect: EffectNone} }
+func (listDir) Intent(json.RawMessage) Intent { return Intent{Effect: EffectNone} }
 
-func (listFiles) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
+func (listDir) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
 	if err := checkWorkspace(env); err != nil {
 		return Result{}, err
 	}
@@ -127,7 +127,7 @@ func (listFiles) Run(ctx context.Context, env Env, args json.RawMessage) (Result
 		}
 		return errorResult("cannot list %s: %v", rel, bareErr(err)), nil
 	}
-	data := ListFilesData{Path: rel, Entries: l.entries, Truncated: l.truncated}
+	data := ListDirData{Path: rel, Entries: l.entries, Truncated: l.truncated}
 	if data.Entries == nil {
 		data.Entries = []ListEntry{}
 	}
@@ -185,7 +185,7 @@ func (l *lister) walk(dir, prefix string, level int) error {
 	return nil
 }
 
-func formatListing(d ListFilesData) string {
+func formatListing(d ListDirData) string {
 	var b strings.Builder
 	noun := "entries"
 	if len(d.Entries) == 1 {

@@ -11,7 +11,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 )
 
-func TestListFiles(t *testing.T) {
+func TestListDir(t *testing.T) {
 	ws := workspace(t, map[string]string{
 		"b.txt":            "bb",
 		"a.go":             "package a\n",
@@ -24,7 +24,7 @@ func TestListFiles(t *testing.T) {
 	must(t, os.Symlink(filepath.Join(ws, "src"), filepath.Join(ws, "link-in")))
 	must(t, os.Symlink(outside, filepath.Join(ws, "link-out")))
 
-	names := func(d ListFilesData) []string {
+	names := func(d ListDirData) []string {
 		var out []string
 		for _, e := range d.Entries {
 			out = append(out, e.Name+map[string]string{"dir": "/", "symlink": "@", "file": ""}[e.Type])
@@ -56,7 +56,7 @@ func TestListFiles(t *testing.T) {
 		{args: `{"depth": "2"}`, status: event.ToolError, output: `invalid arguments: field "depth" must be an integer, got string`},
 		{args: `{"pth": "x"}`, status: event.ToolError, output: `invalid arguments: unknown field "pth"`},
 	}
-	tl := NewListFiles(Config{})
+	tl := NewListDir(Config{})
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
 			res := call(t, tl, ws, tt.args)
@@ -69,7 +69,7 @@ func TestListFiles(t *testing.T) {
 			if tt.status != event.ToolOK {
 				return
 			}
-			d := res.Data.(ListFilesData)
+			d := res.Data.(ListDirData)
 			if tt.want != nil || len(d.Entries) == 0 {
 				if got := names(d); !slices.Equal(got, tt.want) {
 					t.Errorf("entries %q, want %q", got, tt.want)
@@ -85,18 +85,18 @@ func TestListFiles(t *testing.T) {
 	}
 }
 
-func TestListFilesDataShape(t *testing.T) {
+func TestListDirDataShape(t *testing.T) {
 	ws := workspace(t, map[string]string{"dir/f.txt": "12345"})
-	res := call(t, NewListFiles(Config{}), ws, `{"path": "dir/"}`)
-	d := res.Data.(ListFilesData)
-	want := ListFilesData{Path: "dir", Entries: []ListEntry{{Name: "f.txt", Type: "file", Size: 5}}}
+	res := call(t, NewListDir(Config{}), ws, `{"path": "dir/"}`)
+	d := res.Data.(ListDirData)
+	want := ListDirData{Path: "dir", Entries: []ListEntry{{Name: "f.txt", Type: "file", Size: 5}}}
 	if fmt.Sprint(d) != fmt.Sprint(want) {
 		t.Errorf("data %+v, want %+v", d, want)
 	}
 	if res.Output != "dir/ (1 entry)\nf.txt (5 bytes)" {
 		t.Errorf("output %q", res.Output)
 	}
-	if l := NewListFiles(Config{}).Label([]byte(`{"path":"dir"}`)); l != "ls dir" {
+	if l := NewListDir(Config{}).Label([]byte(`{"path":"dir"}`)); l != "ls dir" {
 		t.Errorf("label %q", l)
 	}
 }

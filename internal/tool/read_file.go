@@ -132,7 +132,7 @@ func (t readFile) Run(ctx context.Context, env Env, args json.RawMessage) (Resul
 	case err != nil:
 		return errorResult("cannot read %s: %v", rel, bareErr(err)), nil
 	case fi.IsDir():
-		return errorResult("%s is a directory; use list_files to see its contents", rel), nil
+		return errorResult("%s is a directory; use list_dir to see its contents", rel), nil
 	case !fi.Mode().IsRegular():
 		// Opening a FIFO or device could block or never end.
 		return errorResult("%s is not a regular file", rel), nil

@@ -17,7 +17,11 @@ const InterruptedResult = "interrupted: this tool call did not finish because th
 // for a resuming run to settle; unfinished calls of earlier turns get
 // InterruptedResult. A call that had begun executing is reported, never
 // silently run twice.
+//
+// After a compaction, the messages it covered are replaced by one user
+// message carrying its summary (see SummaryMessage).
 func History(items []Item) (msgs []provider.Message, pending []Pending) {
+	var compaction *Item
 	type turn struct {
 		id    string
 		msg   provider.Message
@@ -68,6 +72,11 @@ func History(items []Item) (msgs []provider.Message, pending []Pending) {
 			continue
 		case KindRunEnd:
 			continue
+		case KindCompaction:
+			// Compactions happen between turns, so nothing is open here.
+			flush(false)
+			compaction = it
+			continue
 		}
 		if cur != nil && it.TurnID != "" && cur.msg.Role == provider.RoleAssistant && cur.id != "" && cur.id != it.TurnID {
 			flush(false)
@@ -80,7 +89,7 @@ func History(items []Item) (msgs []provider.Message, pending []Pending) {
 		}
 		switch it.Kind {
 		case KindReasoning:
-			cur.msg.Reasoning = append(cur.msg.Reasoning, provider.Reasoning{Text: it.Text, Signature: it.Signature})
+			cur.msg.Reasoning = append(cur.msg.Reasoning, provider.Reasoning{Text: it.Text, Signature: it.Signature, Redacted: it.Redacted})
 		case KindAssistant:
 			cur.msg.Text += it.Text
 		case KindTool:
@@ -89,7 +98,29 @@ func History(items []Item) (msgs []provider.Message, pending []Pending) {
 		}
 	}
 	flush(true)
+	if c := compaction; c != nil && c.Compaction != nil && c.Compaction.Covered > 0 && c.Compaction.Covered <= len(msgs) {
+		msgs = append([]provider.Message{SummaryMessage(c.Text)}, msgs[c.Compaction.Covered:]...)
+	}
 	return msgs, pending
+}
+
+// SummaryPrefix starts the message that stands for compacted history.
+const SummaryPrefix = "[Summary of the earlier conversation, written when the context window filled up. The full history is in the journal.]\n\n"
+
+// SummaryMessage is the message that replaces compacted history.
+func SummaryMessage(summary string) provider.Message {
+	return provider.Message{Role: provider.RoleUser, Text: SummaryPrefix + summary}
+}
+
+// Covered returns how many messages of the rebuilt conversation the latest
+// compaction replaced (0 when there was none).
+func Covered(items []Item) int {
+	for i := len(items) - 1; i >= 0; i-- {
+		if items[i].Kind == KindCompaction && items[i].Compaction != nil {
+			return items[i].Compaction.Covered
+		}
+	}
+	return 0
 }
 
 // Pending is an unfinished tool call of the final turn. Executing calls

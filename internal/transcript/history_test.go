@@ -46,10 +46,10 @@ func TestHistory(t *testing.T) {
 				j.add("run_1", event.ReasoningDelta, event.DeltaPayload{ID: "r1", TurnID: "t1", Delta: "hm"})
 				j.add("run_1", event.ReasoningDone, event.DonePayload{ID: "r1", TurnID: "t1", Text: "hmm", Signature: "s1"})
 				j.text("run_1", "t1", "m1", "Look", "ing")
-				j.toolStarted("run_1", "t1", "c1", "list_files", `{"path":"."}`)
+				j.toolStarted("run_1", "t1", "c1", "list_dir", `{"path":"."}`)
 				j.toolStarted("run_1", "t1", "c2", "read_file", `{"path":"x"}`)
 				j.executing("run_1", "c1")
-				j.toolDone("run_1", "c1", "list_files", event.ToolOK, "a.go", "")
+				j.toolDone("run_1", "c1", "list_dir", event.ToolOK, "a.go", "")
 				j.executing("run_1", "c2")
 				j.toolDone("run_1", "c2", "read_file", event.ToolError, "", "x does not exist")
 				j.text("run_1", "t2", "m2", "Done.")
@@ -58,7 +58,7 @@ func TestHistory(t *testing.T) {
 			wantMsgs: []provider.Message{
 				userMsg("hi"),
 				{Role: provider.RoleAssistant, Text: "Looking", Reasoning: []provider.Reasoning{{Text: "hmm", Signature: "s1"}},
-					ToolCalls: []provider.ToolCall{call("c1", "list_files", `{"path":"."}`), call("c2", "read_file", `{"path":"x"}`)}},
+					ToolCalls: []provider.ToolCall{call("c1", "list_dir", `{"path":"."}`), call("c2", "read_file", `{"path":"x"}`)}},
 				results(okResult("c1", "a.go"), errResult("c2", "error: x does not exist")),
 				{Role: provider.RoleAssistant, Text: "Done."},
 			},
@@ -78,15 +78,15 @@ func TestHistory(t *testing.T) {
 			build: func(j *journal) {
 				j.user("run_1", "u1", "hi")
 				j.toolStarted("run_1", "t1", "c1", "run_command", `{"command":"make"}`)
-				j.toolStarted("run_1", "t1", "c2", "list_files", `{}`)
-				j.toolStarted("run_1", "t1", "c3", "list_files", `{}`)
+				j.toolStarted("run_1", "t1", "c2", "list_dir", `{}`)
+				j.toolStarted("run_1", "t1", "c3", "list_dir", `{}`)
 				j.executing("run_1", "c1")
-				j.toolDone("run_1", "c3", "list_files", event.ToolDenied, "Not run: denied.", "Not run: denied.")
+				j.toolDone("run_1", "c3", "list_dir", event.ToolDenied, "Not run: denied.", "Not run: denied.")
 				j.text("run_1", "t2", "m2", "moving on")
 			},
 			wantMsgs: []provider.Message{userMsg("hi"),
 				{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{
-					call("c1", "run_command", `{"command":"make"}`), call("c2", "list_files", `{}`), call("c3", "list_files", `{}`)}},
+					call("c1", "run_command", `{"command":"make"}`), call("c2", "list_dir", `{}`), call("c3", "list_dir", `{}`)}},
 				results(interrupted("c1"), interrupted("c2"), errResult("c3", "Not run: denied.")),
 				{Role: provider.RoleAssistant, Text: "moving on"},
 			},
@@ -95,13 +95,13 @@ func TestHistory(t *testing.T) {
 			name: "unfinished calls of an earlier run are interrupted",
 			build: func(j *journal) {
 				j.user("run_1", "u1", "hi")
-				j.toolStarted("run_1", "t1", "c1", "list_files", `{}`)
+				j.toolStarted("run_1", "t1", "c1", "list_dir", `{}`)
 				j.add("run_1", event.RunDone, event.RunDonePayload{Status: "failed"})
 				j.user("run_2", "u2", "again")
 				j.text("run_2", "t2", "m2", "ok")
 			},
 			wantMsgs: []provider.Message{userMsg("hi"),
-				{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{call("c1", "list_files", `{}`)}},
+				{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{call("c1", "list_dir", `{}`)}},
 				results(interrupted("c1")),
 				userMsg("again"),
 				{Role: provider.RoleAssistant, Text: "ok"},
@@ -112,12 +112,12 @@ func TestHistory(t *testing.T) {
 			build: func(j *journal) {
 				j.user("run_1", "u1", "hi")
 				j.text("run_1", "t1", "m1", "Three things.")
-				j.toolStarted("run_1", "t1", "c1", "list_files", `{}`)
+				j.toolStarted("run_1", "t1", "c1", "list_dir", `{}`)
 				j.toolStarted("run_1", "t1", "c2", "run_command", `{"command":"make"}`)
 				j.toolStarted("run_1", "t1", "c3", "run_command", `{"command":"ls"}`)
 				j.toolStarted("run_1", "t1", "c4", "clarify", `{"question":"?"}`)
 				j.executing("run_1", "c1")
-				j.toolDone("run_1", "c1", "list_files", event.ToolOK, "a.go", "")
+				j.toolDone("run_1", "c1", "list_dir", event.ToolOK, "a.go", "")
 				j.add("run_1", event.ApprovalRequested, event.ApprovalRequestedPayload{RequestID: "q2", ToolCallID: "c2"})
 				j.add("run_1", event.ApprovalResolved, event.ResolvedPayload{RequestID: "q2", Status: "resolved", Choice: "once"})
 				j.executing("run_1", "c2")
@@ -126,11 +126,11 @@ func TestHistory(t *testing.T) {
 			},
 			wantMsgs: []provider.Message{userMsg("hi"),
 				{Role: provider.RoleAssistant, Text: "Three things.", ToolCalls: []provider.ToolCall{
-					call("c1", "list_files", `{}`), call("c2", "run_command", `{"command":"make"}`),
+					call("c1", "list_dir", `{}`), call("c2", "run_command", `{"command":"make"}`),
 					call("c3", "run_command", `{"command":"ls"}`), call("c4", "clarify", `{"question":"?"}`)}},
 			},
 			wantPending: []transcript.Pending{
-				{Call: call("c1", "list_files", `{}`), Result: &provider.ToolResult{ToolCallID: "c1", Content: "a.go"}},
+				{Call: call("c1", "list_dir", `{}`), Result: &provider.ToolResult{ToolCallID: "c1", Content: "a.go"}},
 				{Call: call("c2", "run_command", `{"command":"make"}`), Executing: true},
 				{Call: call("c3", "run_command", `{"command":"ls"}`)},
 				{Call: call("c4", "clarify", `{"question":"?"}`)},
@@ -140,11 +140,11 @@ func TestHistory(t *testing.T) {
 			name: "final turn with every call finished is not pending",
 			build: func(j *journal) {
 				j.user("run_1", "u1", "hi")
-				j.toolStarted("run_1", "t1", "c1", "list_files", `{}`)
-				j.toolDone("run_1", "c1", "list_files", event.ToolCancelled, "", "")
+				j.toolStarted("run_1", "t1", "c1", "list_dir", `{}`)
+				j.toolDone("run_1", "c1", "list_dir", event.ToolCancelled, "", "")
 			},
 			wantMsgs: []provider.Message{userMsg("hi"),
-				{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{call("c1", "list_files", `{}`)}},
+				{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{call("c1", "list_dir", `{}`)}},
 				results(errResult("c1", "cancelled")),
 			},
 		},
@@ -152,13 +152,13 @@ func TestHistory(t *testing.T) {
 			name: "pending in an earlier turn does not leak into the final one",
 			build: func(j *journal) {
 				j.user("run_1", "u1", "hi")
-				j.toolStarted("run_1", "t1", "c1", "list_files", `{}`)
+				j.toolStarted("run_1", "t1", "c1", "list_dir", `{}`)
 				j.executing("run_1", "c1")
 				j.text("run_1", "t2", "m2", "answer")
 				j.add("run_1", event.RunDone, event.RunDonePayload{Status: "cancelled"})
 			},
 			wantMsgs: []provider.Message{userMsg("hi"),
-				{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{call("c1", "list_files", `{}`)}},
+				{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{call("c1", "list_dir", `{}`)}},
 				results(interrupted("c1")),
 				{Role: provider.RoleAssistant, Text: "answer"},
 			},
@@ -240,5 +240,33 @@ func TestResultText(t *testing.T) {
 		if got := transcript.ResultText(&tt.tool); got != tt.want {
 			t.Errorf("ResultText(%+v) = %q, want %q", tt.tool, got, tt.want)
 		}
+	}
+}
+
+func TestHistoryAppliesLatestCompaction(t *testing.T) {
+	j := newJournal().
+		user("r1", "m1", "first").
+		text("r1", "t1", "s1", "one").
+		user("r2", "m2", "second").
+		text("r2", "t2", "s2", "two").
+		add("r3", event.ContextCompacted, event.ContextCompactedPayload{Reason: "auto", Summary: "S1", Covered: 2}).
+		user("r3", "m3", "third").
+		text("r3", "t3", "s3", "three").
+		add("r4", event.ContextCompacted, event.ContextCompactedPayload{Reason: "manual", Summary: "S2", Covered: 4}).
+		user("r4", "m4", "fourth")
+	items := transcript.Fold(j.evs)
+	if got := transcript.Covered(items); got != 4 {
+		t.Fatalf("Covered = %d", got)
+	}
+	msgs, pending := transcript.History(items)
+	want := []provider.Message{transcript.SummaryMessage("S2"), userMsg("third"),
+		{Role: provider.RoleAssistant, Text: "three"}, userMsg("fourth")}
+	if !reflect.DeepEqual(msgs, want) || pending != nil {
+		t.Fatalf("History =\n%s\nwant\n%s", mustJSON(msgs), mustJSON(want))
+	}
+	// People still see everything, with a marker where the model's view
+	// was summarised.
+	if ks := kinds(items); len(ks) != 9 || ks[4] != transcript.KindCompaction {
+		t.Errorf("items = %v", ks)
 	}
 }

@@ -8,6 +8,7 @@ package transcript
 import (
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
@@ -20,6 +21,10 @@ const (
 	KindReasoning = "reasoning"
 	KindTool      = "tool_call"
 	KindRunEnd    = "run_end" // how a run ended when not plainly completed
+	// KindCompaction marks where older messages were summarised for the
+	// model; Text is the summary. The items before it stay in the
+	// transcript: people see everything, the model sees the summary.
+	KindCompaction = "compaction"
 )
 
 // Item is one entry of the transcript.
@@ -31,6 +36,7 @@ type Item struct {
 	CreatedAt event.Time `json:"created_at"`
 	Text      string     `json:"text,omitempty"`
 	Signature string     `json:"signature,omitempty"`
+	Redacted  string     `json:"redacted,omitempty"` // opaque reasoning a provider encrypted
 	// Open: still streaming (or cut off by a crash); Partial: closed early.
 	Open    bool  `json:"open,omitempty"`
 	Partial bool  `json:"partial,omitempty"`
@@ -38,6 +44,8 @@ type Item struct {
 	// For KindRunEnd: the terminal status and error.
 	Status string           `json:"status,omitempty"`
 	Error  *event.ErrorInfo `json:"error,omitempty"`
+	// For KindCompaction: the event's payload.
+	Compaction *event.ContextCompactedPayload `json:"compaction,omitempty"`
 	// LastEventID is the newest event folded into this item.
 	LastEventID int64 `json:"last_event_id"`
 }
@@ -121,7 +129,7 @@ func (b *Builder) Add(e event.Event) {
 			return
 		}
 		it := b.segment(e, p.ID, p.TurnID)
-		it.Text, it.Signature, it.Partial, it.Open = p.Text, p.Signature, p.Partial, false
+		it.Text, it.Signature, it.Redacted, it.Partial, it.Open = p.Text, p.Signature, p.Redacted, p.Partial, false
 		it.LastEventID = e.ID
 		delete(b.builder, p.ID)
 	case event.ToolStarted:
@@ -175,6 +183,11 @@ func (b *Builder) Add(e event.Event) {
 				it.Tool.Status = ToolPending
 				it.LastEventID = e.ID
 			}
+		}
+	case event.ContextCompacted:
+		var p event.ContextCompactedPayload
+		if json.Unmarshal(e.Payload, &p) == nil {
+			b.push(&Item{ID: "cmp_" + strconv.FormatInt(e.ID, 10), Kind: KindCompaction, Text: p.Summary, Compaction: &p}, e)
 		}
 	case event.RunDone:
 		var p event.RunDonePayload

@@ -260,7 +260,7 @@ func TestFoldIgnoresBadEvents(t *testing.T) {
 	base := func() *journal {
 		j := newJournal().user("run_1", "msg_u", "hi")
 		j.add("run_1", event.MessageDelta, event.DeltaPayload{ID: "msg_a", TurnID: "trn_1", Delta: "ok"})
-		return j.toolStarted("run_1", "trn_1", "call_1", "list_files", `{}`)
+		return j.toolStarted("run_1", "trn_1", "call_1", "list_dir", `{}`)
 	}
 	// Each is undecodable for every payload shape: not JSON, not an object,
 	// or the identifying field of every shape with the wrong type.
@@ -300,7 +300,7 @@ func TestFoldInconsistentJournal(t *testing.T) {
 			j.executing("run_1", "call_x")
 		}, nil},
 		{"tool.done for an unknown call", func(j *journal) {
-			j.toolDone("run_1", "call_x", "list_files", event.ToolOK, "x", "")
+			j.toolDone("run_1", "call_x", "list_dir", event.ToolOK, "x", "")
 		}, nil},
 		{"approval.resolved for an unknown request", func(j *journal) {
 			j.add("run_1", event.ApprovalResolved, event.ResolvedPayload{RequestID: "req_x", Status: "resolved"})
@@ -328,7 +328,7 @@ func TestFoldInconsistentJournal(t *testing.T) {
 			j.add("run_1", event.MessageDelta, event.DeltaPayload{ID: "call_1", TurnID: "trn_1", Delta: "x"})
 		}, nil},
 		{"updates after tool.done change nothing", func(j *journal) {
-			j.toolDone("run_1", "call_1", "list_files", event.ToolOK, "out", "")
+			j.toolDone("run_1", "call_1", "list_dir", event.ToolOK, "out", "")
 			j.executing("run_1", "call_1")
 			j.add("run_1", event.ToolUpdated, event.ToolUpdatedPayload{ToolCallID: "call_1", Output: "more"})
 			j.add("run_1", event.ApprovalRequested, event.ApprovalRequestedPayload{RequestID: "req_late", ToolCallID: "call_1"})
@@ -342,7 +342,7 @@ func TestFoldInconsistentJournal(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := newJournal().user("run_1", "msg_u", "hi")
-			j.toolStarted("run_1", "trn_1", "call_1", "list_files", `{}`)
+			j.toolStarted("run_1", "trn_1", "call_1", "list_dir", `{}`)
 			tt.build(j)
 			items := transcript.Fold(j.evs)
 			if tt.check != nil {

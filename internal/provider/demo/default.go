@@ -37,7 +37,7 @@ func filesTurns() []Turn {
 		{Steps: []Step{
 			reasoning("The person wants to see files; listing the workspace root is the safe first step."),
 			text("Let me look at the workspace."),
-			toolCall("list_files", `{"path":"."}`),
+			toolCall("list_dir", `{"path":"."}`),
 		}},
 		{Steps: []Step{
 			text("Those are the files at the top of the workspace — the listing is shown above.\n\n" +

@@ -53,7 +53,7 @@ func TestDefaultToolBranches(t *testing.T) {
 		args     string
 		followUp string // a substring of the reply after the tool result
 	}{
-		{"Show me the FILES please", "list_files", `{"path":"."}`, "files"},
+		{"Show me the FILES please", "list_dir", `{"path":"."}`, "files"},
 		{"run something", "run_command", `{"command":"ls -la"}`, "approval"},
 		{"which command would you use?", "run_command", `{"command":"ls -la"}`, "approval"},
 		{"ask me", "clarify", `{"question":"Which do you prefer?","choices":["Option A","Option B"]}`, "answer"},

@@ -214,7 +214,7 @@ func TestToolCallArgsReassemble(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := Step{Kind: KindToolCall, Name: "list_files", Args: json.RawMessage(tt.args), ChunkSize: tt.chunkSize}
+			st := Step{Kind: KindToolCall, Name: "list_dir", Args: json.RawMessage(tt.args), ChunkSize: tt.chunkSize}
 			p := New(Script{Scenarios: []Scenario{{Turns: []Turn{{Steps: []Step{st}}}}}})
 			r := collect(t, context.Background(), p, req(user("x")))
 			if len(r.Calls) != 1 || r.Calls[0].Args != tt.want {

@@ -17,7 +17,7 @@ const validScript = `{
       {"steps": [
         {"kind": "reasoning", "text": "look first", "signature": "sig"},
         {"kind": "text", "text": "Looking.", "chunk_size": 2, "chunk_delay_ms": 5},
-        {"kind": "tool_call", "name": "list_files", "args": {"path": "."}},
+        {"kind": "tool_call", "name": "list_dir", "args": {"path": "."}},
         {"kind": "tool_call", "id": "c2", "name": "read_file", "args": "{\"path\":\"a.go\"}", "chunk_size": 3}
       ]},
       {"steps": [
@@ -40,7 +40,7 @@ func TestParseScript(t *testing.T) {
 			{Steps: []Step{
 				{Kind: KindReasoning, Text: "look first", Signature: "sig"},
 				{Kind: KindText, Text: "Looking.", ChunkSize: 2, ChunkDelayMS: 5},
-				{Kind: KindToolCall, Name: "list_files", Args: json.RawMessage(`{"path": "."}`)},
+				{Kind: KindToolCall, Name: "list_dir", Args: json.RawMessage(`{"path": "."}`)},
 				// Args given as a string holding JSON are unwrapped.
 				{Kind: KindToolCall, ID: "c2", Name: "read_file", Args: json.RawMessage(`{"path":"a.go"}`), ChunkSize: 3},
 			}},
@@ -76,8 +76,8 @@ func TestParseScriptErrors(t *testing.T) {
 			`{"scenarios":[{"turns":[{"steps":[{"kind":"tool_call","name":"  "}]}]}]}`,
 			[]string{"step 0", "no name"}},
 		{"bad JSON args",
-			`{"scenarios":[{"match":"m","turns":[{"steps":[{"kind":"tool_call","name":"list_files","args":"{\"path\":"}]}]}]}`,
-			[]string{`scenario 0 (match "m") turn 0 step 0`, `tool_call "list_files" has invalid JSON args`}},
+			`{"scenarios":[{"match":"m","turns":[{"steps":[{"kind":"tool_call","name":"list_dir","args":"{\"path\":"}]}]}]}`,
+			[]string{`scenario 0 (match "m") turn 0 step 0`, `tool_call "list_dir" has invalid JSON args`}},
 		{"error without message",
 			`{"scenarios":[{"turns":[{"steps":[{"kind":"error","code":"x"}]}]}]}`,
 			[]string{"step 0", "no message"}},

@@ -1,0 +1,242 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/provider"
+)
+
+// NameWriteFile is the write_file tool.
+const NameWriteFile = "write_file"
+
+// newFileMode is the mode of files write_file creates: what an editor would
+// give a source file.
+const newFileMode fs.FileMode = 0o644
+
+// WriteFileData is the structured result of write_file.
+type WriteFileData struct {
+	OK      bool     `json:"ok"`
+	File    FileRef  `json:"file"`
+	Area    LineArea `json:"area"` // the whole file; zero for an empty one
+	Bytes   int      `json:"bytes"`
+	Created bool     `json:"created"`
+}
+
+type writeArgs struct {
+	Path string `json:"path"`
+	// A pointer tells a missing content (a mistake) from an empty one (a
+	// deliberate empty file).
+	Content *string `json:"content"`
+}
+
+type writeFile struct{}
+
+// NewWriteFile returns the write_file tool.
+func NewWriteFile(Config) Tool { return writeFile{} }
+
+const writeSchema = `{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "File path relative to the workspace root. Missing parent directories are created."},
+    "content": {"type": "string", "description": "The complete new content of the file."}
+  },
+  "required": ["path", "content"],
+  "additionalProperties": false
+}`
+
+func (writeFile) Spec() provider.ToolSpec {
+	return provider.ToolSpec{
+		Name: NameWriteFile,
+		Description: "Create a file, or replace the whole content of an existing one. " +
+			"Prefer edit_file to change part of an existing file. The write is atomic: readers see the old or the new content, never a mix.",
+		Parameters: json.RawMessage(writeSchema),
+	}
+}
+
+func (writeFile) Label(args json.RawMessage) string {
+	var a writeArgs
+	if err := decodeArgs(args, &a); err != nil || strings.TrimSpace(a.Path) == "" {
+		return "write (invalid arguments)"
+	}
+	return "write " + truncate(filepath.ToSlash(filepath.Clean(a.Path)), 120)
+}
+
+// Intent cannot say "new file" or "overwrite": it has no workspace to look
+// in, and a remembered approval must not change meaning with the disk.
+func (writeFile) Intent(args json.RawMessage) Intent {
+	var a writeArgs
+	if err := decodeArgs(args, &a); err != nil || strings.TrimSpace(a.Path) == "" || a.Content == nil {
+		return Intent{Effect: EffectWrite, Action: "write_file " + truncate(string(args), 500), Invalid: true}
+	}
+	return Intent{Effect: EffectWrite, Action: "write " + a.Path, Paths: []string{a.Path}}
+}
+
+func (writeFile) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
+	if err := checkWorkspace(env); err != nil {
+		return Result{}, err
+	}
+	var a writeArgs
+	if err := decodeArgs(args, &a); err != nil {
+		return invalidArgs(err), nil
+	}
+	switch {
+	case strings.TrimSpace(a.Path) == "":
+		return invalidArgs(errors.New("path is required")), nil
+	case a.Content == nil:
+		return invalidArgs(errors.New("content is required (use \"\" for an empty file)")), nil
+	case strings.HasSuffix(a.Path, "/"):
+		return invalidArgs(fmt.Errorf("path %q names a directory; give a file path", a.Path)), nil
+	}
+	abs, err := Resolve(env.Workspace, a.Path)
+	if err != nil {
+		return pathFailure(err), nil
+	}
+	rel := relPath(env.Workspace, abs)
+	target, created, mode, res := writeTarget(abs, rel)
+	if res != nil {
+		return *res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{Status: event.ToolCancelled, Output: "cancelled before writing"}, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return errorResult("cannot create the directory of %s: %v", rel, describeWriteErr(err)), nil
+	}
+	if err := atomicReplace(target, []byte(*a.Content), mode); err != nil {
+		return errorResult("cannot write %s: %v", rel, describeWriteErr(err)), nil
+	}
+
+	lines := textLineCount(*a.Content)
+	data := WriteFileData{
+		OK:      true,
+		File:    FileRef{Path: a.Path, ViewerPath: rel},
+		Bytes:   len(*a.Content),
+		Created: created,
+	}
+	if lines > 0 {
+		data.Area = LineArea{StartLine: 1, EndLine: lines}
+	}
+	verb := "Overwrote"
+	if created {
+		verb = "Created"
+	}
+	return Result{
+		Status: event.ToolOK,
+		Output: fmt.Sprintf("%s %s (%s, %s).", verb, rel, nounCount(lines, "line"), nounCount(len(*a.Content), "byte")),
+		Data:   data,
+	}, nil
+}
+
+// writeTarget finds where a write to abs really lands and whether that is a
+// new file. A symlink inside the workspace is written through, as editors do,
+// so the link survives; Resolve has already checked where it leads. A
+// non-nil Result is the model's mistake (a directory, a device, ...).
+func writeTarget(abs, rel string) (target string, created bool, mode fs.FileMode, res *Result) {
+	fail := func(format string, a ...any) (string, bool, fs.FileMode, *Result) {
+		r := errorResult(format, a...)
+		return "", false, 0, &r
+	}
+	target, err := realPath(abs)
+	if err != nil {
+		return fail("cannot write %s: %v", rel, bareErr(err))
+	}
+	fi, err := os.Stat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return target, true, newFileMode, nil
+	case errors.Is(err, syscall.ENOTDIR):
+		return fail("cannot write %s: a parent of it is a file, not a directory", rel)
+	case err != nil:
+		return fail("cannot write %s: %v", rel, bareErr(err))
+	case fi.IsDir():
+		return fail("%s is a directory; give the path of a file inside it", rel)
+	case !fi.Mode().IsRegular():
+		// Renaming over a FIFO or device would replace it with a file.
+		return fail("%s is not a regular file", rel)
+	}
+	return target, false, fi.Mode().Perm(), nil
+}
+
+// atomicReplace replaces target by a temporary file renamed over it, so a
+// reader (or a crash) sees the old content or the new one, never a torn
+// mix. The temporary file lives in the same directory because rename is
+// atomic only within one file system. A hard link to the old file keeps the
+// old content, the price of atomicity that editors pay too.
+func atomicReplace(target string, data []byte, mode fs.FileMode) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	// CreateTemp makes 0600 files; Chmod is not subject to the umask, so an
+	// existing file keeps exactly its mode.
+	if err = f.Chmod(mode); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, target)
+}
+
+// describeWriteErr drops the runner's absolute paths from file-system
+// errors, which include the temporary file's name.
+func describeWriteErr(err error) error {
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return errors.New("a parent of it is a file, not a directory")
+	}
+	return bareErr(err)
+}
+
+// textLineCount counts lines the way editors number them: a final line
+// without a newline still counts, a trailing newline does not start one.
+func textLineCount(s string) int {
+	if s == "" {
+		return 0
+	}
+	n := strings.Count(s, "\n")
+	if !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
+
+// nounCount writes "1 file", "2 files"; nouns ending in s, x, z, ch or sh
+// take "es".
+func nounCount(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	suffix := "s"
+	for _, end := range []string{"s", "x", "z", "ch", "sh"} {
+		if strings.HasSuffix(noun, end) {
+			suffix = "es"
+		}
+	}
+	return fmt.Sprintf("%d %s%s", n, noun, suffix)
+}
