@@ -23,6 +23,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 	"github.com/caduceus-dev/caduceus/internal/runner"
+	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 )
@@ -64,6 +65,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		getenv = func(string) string { return "" }
 	}
 	reg := models.New(file, getenv, providerFactories(), demo.New(script), log)
+	// From here on every log line passes through the redactor: keys must
+	// not reach a log even inside an unexpected error text.
+	red := secret.NewRedactor(append(reg.Secrets(), cfg.Token)...)
+	log = slog.New(red.Handler(log.Handler()))
 	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "caduceus.db"))
 	if err != nil {
 		return nil, err
@@ -72,7 +77,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.hub = journal.NewHub(st, 0, log)
 	a.w = journal.NewWriter(st, a.hub.Poke, log)
 	tools := tool.Builtin(tool.Config{})
-	a.runner = runner.New(runner.Config{Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version},
+	a.runner = runner.New(runner.Config{Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redact: red.String},
 		st, a.w, a.hub, tools, reg, log)
 	svc := control.NewService(st, a.w, cfg.Workspace)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: sqlite.SchemaVersion,

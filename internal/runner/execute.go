@@ -53,6 +53,9 @@ func (r *Runner) execute(ctx context.Context, cancel context.CancelCauseFunc, cl
 	default:
 		o = control.Outcome{Status: run.Completed}
 	}
+	if o.Error != nil && r.cfg.Redact != nil {
+		o.Error.Message = r.cfg.Redact(o.Error.Message)
+	}
 	if err := r.w.Do(bg, func(tx store.Tx) error { return control.Finish(bg, tx, claimed.ID, r.id, o) }); err != nil {
 		log.Error("finish failed", "status", o.Status, "err", err)
 		return

@@ -40,6 +40,9 @@ type Config struct {
 	ApprovalTTL   time.Duration // expiry of human requests; 0 = never
 	MaxTurns      int
 	Version       string
+	// Redact removes known secrets from error texts before they are
+	// journaled; nil leaves them as they are.
+	Redact func(string) string
 }
 
 // Runner executes runs. Create it with New and call Run.

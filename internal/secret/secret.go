@@ -1,0 +1,114 @@
+// Package secret keeps known secrets (provider API keys, the access token)
+// out of everything Caduceus writes: a Redactor replaces them in text, and
+// its slog handler applies that to every log record. Providers already
+// redact their own errors; this is the second line, for text nobody
+// expected to hold a key.
+package secret
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+)
+
+// Mask replaces a secret.
+const Mask = "[redacted]"
+
+// minLen skips values too short to be secrets: replacing "a" would mangle
+// every message.
+const minLen = 8
+
+// Redactor replaces known secrets. The zero value redacts nothing.
+type Redactor struct {
+	secrets []string // longest first, so a secret containing another is replaced whole
+}
+
+// NewRedactor redacts the given secrets; short and empty values are
+// ignored.
+func NewRedactor(secrets ...string) *Redactor {
+	r := &Redactor{}
+	for _, s := range secrets {
+		if len(s) >= minLen && !slices.Contains(r.secrets, s) {
+			r.secrets = append(r.secrets, s)
+		}
+	}
+	slices.SortFunc(r.secrets, func(a, b string) int { return len(b) - len(a) })
+	return r
+}
+
+// String returns s with every secret replaced by Mask.
+func (r *Redactor) String(s string) string {
+	if r == nil {
+		return s
+	}
+	for _, sec := range r.secrets {
+		if strings.Contains(s, sec) {
+			s = strings.ReplaceAll(s, sec, Mask)
+		}
+	}
+	return s
+}
+
+// Handler wraps h so that messages and attribute values are redacted.
+func (r *Redactor) Handler(h slog.Handler) slog.Handler {
+	if r == nil || len(r.secrets) == 0 {
+		return h
+	}
+	return &handler{next: h, r: r}
+}
+
+type handler struct {
+	next slog.Handler
+	r    *Redactor
+}
+
+func (h *handler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
+
+func (h *handler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, h.r.String(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.next.Handle(ctx, out)
+}
+
+func (h *handler) WithAttrs(as []slog.Attr) slog.Handler {
+	red := make([]slog.Attr, len(as))
+	for i, a := range as {
+		red[i] = h.attr(a)
+	}
+	return &handler{next: h.next.WithAttrs(red), r: h.r}
+}
+
+func (h *handler) WithGroup(name string) slog.Handler {
+	return &handler{next: h.next.WithGroup(name), r: h.r}
+}
+
+// attr redacts an attribute's value, whatever its kind: errors and
+// Stringers are rendered to text first, since that is what gets logged.
+func (h *handler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.r.String(v.String()))
+	case slog.KindGroup:
+		g := v.Group()
+		red := make([]any, len(g))
+		for i, x := range g {
+			red[i] = h.attr(x)
+		}
+		return slog.Group(a.Key, red...)
+	case slog.KindAny:
+		switch x := v.Any().(type) {
+		case error:
+			return slog.String(a.Key, h.r.String(x.Error()))
+		case interface{ String() string }:
+			return slog.String(a.Key, h.r.String(x.String()))
+		case []byte:
+			return slog.String(a.Key, h.r.String(string(x)))
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}
