@@ -237,11 +237,16 @@ func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index 
 				rsnID = id.New("rsn")
 			}
 			reasoning.WriteString(c.Text)
-			if c.Signature != "" {
-				signature = c.Signature
-			}
 			if c.Text != "" {
 				if err := h.Emit(event.ReasoningDelta, event.DeltaPayload{ID: rsnID, TurnID: turnID, Delta: c.Text}); err != nil {
+					return out, err
+				}
+			}
+			if c.Signature != "" {
+				// A signature seals its block: the next reasoning is a
+				// block of its own, or the provider rejects the history.
+				signature = c.Signature
+				if err := closeReasoning(false); err != nil {
 					return out, err
 				}
 			}

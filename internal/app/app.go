@@ -20,10 +20,14 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/memory"
 	"github.com/caduceus-dev/caduceus/internal/models"
+	"github.com/caduceus-dev/caduceus/internal/provider/anthropic"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
+	"github.com/caduceus-dev/caduceus/internal/provider/openai"
 	"github.com/caduceus-dev/caduceus/internal/runner"
 	"github.com/caduceus-dev/caduceus/internal/secret"
+	"github.com/caduceus-dev/caduceus/internal/skill"
 	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 )
@@ -39,6 +43,7 @@ type App struct {
 	srv    *http.Server
 	ln     net.Listener
 	models *models.Registry
+	procs  *tool.ProcessTable
 }
 
 // New opens the store and binds the listener; Run serves.
@@ -76,8 +81,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a := &App{cfg: cfg, log: log, st: st, models: reg}
 	a.hub = journal.NewHub(st, 0, log)
 	a.w = journal.NewWriter(st, a.hub.Poke, log)
-	tools := tool.Builtin(tool.Config{})
-	a.runner = runner.New(runner.Config{Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redact: red.String},
+	mem := memory.New(filepath.Join(cfg.DataDir, "memory"))
+	a.procs = tool.NewProcessTable(0, 0)
+	tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
+	a.runner = runner.New(runner.Config{Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redact: red.String,
+		Memory: mem, ApprovalMode: cfg.ApprovalMode},
 		st, a.w, a.hub, tools, reg, log)
 	svc := control.NewService(st, a.w, cfg.Workspace)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: sqlite.SchemaVersion,
@@ -138,6 +146,12 @@ func (a *App) Run(ctx context.Context) error {
 	cancel()
 	stopRunner()
 	<-runnerDone
+	// Background processes die with the runner that started them.
+	pctx, pcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if perr := a.procs.Close(pctx); perr != nil {
+		a.log.Warn("stopping background processes", "err", perr)
+	}
+	pcancel()
 	a.w.Close()
 	stopHub()
 	wg.Wait()
@@ -152,7 +166,14 @@ func (a *App) Run(ctx context.Context) error {
 
 // providerFactories builds the clients of configured providers.
 func providerFactories() map[string]models.Factory {
-	return map[string]models.Factory{}
+	return map[string]models.Factory{
+		models.TypeOpenAI: func(name string, c models.ProviderConfig, key string) (models.Client, error) {
+			return openai.New(openai.Config{Name: name, BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers})
+		},
+		models.TypeAnthropic: func(name string, c models.ProviderConfig, key string) (models.Client, error) {
+			return anthropic.New(anthropic.Config{Name: name, BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers})
+		},
+	}
 }
 
 func landing(w http.ResponseWriter, r *http.Request) {

@@ -17,7 +17,7 @@ import (
 )
 
 // systemPrompt frames every run. Kept short: providers add their own.
-const systemPrompt = `You are an agent working in the user's workspace through Caduceus. Use the tools to inspect files and run commands; paths are relative to the workspace. Ask with the clarify tool when a choice is genuinely the user's. Be concise and say what you changed.`
+const systemPrompt = `You are an agent working in the user's workspace through Caduceus. Use the tools to inspect and change files and to run commands; paths are relative to the workspace. Prefer edit_file for small changes to existing files. Keep a todo list for work with several steps. Ask with the clarify tool when a choice is genuinely the user's. Use the memory tool to remember durable facts about the user and their projects, and the skills tool to look for prepared instructions before unfamiliar tasks. Be concise and say what you changed.`
 
 // execute runs one claimed run to its end.
 func (r *Runner) execute(ctx context.Context, cancel context.CancelCauseFunc, claimed store.Run) {
@@ -78,7 +78,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run) (agent.R
 	if err != nil {
 		return agent.Result{Err: &event.ErrorInfo{Code: "model_unavailable", Message: err.Error()}}, nil
 	}
-	loop := agent.Loop{Provider: m.Provider, Tools: r.tools, Model: m.Model, System: systemPrompt,
+	loop := agent.Loop{Provider: m.Provider, Tools: r.tools, Model: m.Model, System: r.systemPrompt(ctx),
 		Workspace: sess.Workspace, SessionID: sess.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
 		Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items)}
@@ -86,6 +86,22 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run) (agent.R
 		return loop.Compact(ctx, h, msgs, loop.Covered)
 	}
 	return loop.Run(ctx, h, msgs, pending)
+}
+
+// systemPrompt frames the run, with the agent's memory when it has any.
+func (r *Runner) systemPrompt(ctx context.Context) string {
+	if r.cfg.Memory == nil {
+		return systemPrompt
+	}
+	mem, err := r.cfg.Memory.Render(ctx)
+	if err != nil {
+		// Half a memory is better than none; say what went wrong.
+		r.log.Warn("reading memory", "err", err)
+	}
+	if mem == "" {
+		return systemPrompt
+	}
+	return systemPrompt + "\n\n" + mem
 }
 
 // history folds the session's journal up to and including this run, run

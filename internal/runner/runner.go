@@ -43,6 +43,13 @@ type Config struct {
 	// Redact removes known secrets from error texts before they are
 	// journaled; nil leaves them as they are.
 	Redact func(string) string
+	// Memory renders the agent's notes and the user profile for the system
+	// prompt; nil means none.
+	Memory interface {
+		Render(ctx context.Context) (string, error)
+	}
+	// ApprovalMode is the approval policy of runs whose session sets none.
+	ApprovalMode string
 }
 
 // Runner executes runs. Create it with New and call Run.

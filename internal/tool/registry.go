@@ -2,16 +2,19 @@ package tool
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/internal/memory"
 	"github.com/caduceus-dev/caduceus/internal/provider"
+	"github.com/caduceus-dev/caduceus/internal/skill"
 )
 
 // Names of the built-in tools. The agent loop matches NameClarify to turn
 // the call into a human request instead of running it.
 const (
-	NameListFiles  = "list_files"
+	NameListDir    = "list_dir"
 	NameReadFile   = "read_file"
 	NameRunCommand = "run_command"
 	NameClarify    = "clarify"
@@ -41,6 +44,24 @@ type Config struct {
 	// environment minus variables whose names suggest secrets, so a command
 	// such as `env` cannot hand provider keys to the model.
 	Env []string
+	// Processes holds run_command's background processes; the process tool
+	// reads and kills them. Nil refuses background commands. The owner
+	// closes it at shutdown.
+	Processes *ProcessTable
+	// BackgroundTimeout bounds how long a background command may run
+	// (default DefaultBackgroundTimeout): long enough for a dev server,
+	// short enough that a forgotten one does not run for days.
+	BackgroundTimeout time.Duration
+	// FetchTimeout bounds a whole web_fetch call, body included (default
+	// DefaultFetchTimeout).
+	FetchTimeout time.Duration
+	// Memory backs the memory tool; nil answers "not configured".
+	Memory *memory.Store
+	// Skills backs the skills tool; nil answers "not configured".
+	Skills *skill.Library
+	// HTTPClient makes web_fetch's requests; nil means a plain client.
+	// Redirects are limited and the timeout applied whatever client is given.
+	HTTPClient *http.Client
 }
 
 func (c Config) withDefaults() Config {
@@ -89,10 +110,15 @@ func NewRegistry(tools ...Tool) *Registry {
 	return r
 }
 
-// Builtin returns the built-in tools: list_files, read_file, run_command and
-// clarify.
+// Builtin returns every built-in tool, configured by cfg.
 func Builtin(cfg Config) *Registry {
-	return NewRegistry(NewListFiles(cfg), NewReadFile(cfg), NewRunCommand(cfg), NewClarify())
+	return NewRegistry(
+		NewListDir(cfg), NewReadFile(cfg), NewGlob(cfg), NewGrep(cfg),
+		NewWriteFile(cfg), NewEditFile(cfg),
+		NewRunCommand(cfg), NewProcess(cfg),
+		NewWebFetch(cfg), NewTodo(), NewClarify(),
+		NewMemory(cfg.Memory), NewSkills(cfg.Skills),
+	)
 }
 
 // Get returns the tool called name.

@@ -3,6 +3,8 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"github.com/caduceus-dev/caduceus/internal/memory"
+	"github.com/caduceus-dev/caduceus/internal/skill"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +14,8 @@ import (
 
 func TestBuiltinRegistry(t *testing.T) {
 	r := Builtin(Config{})
-	want := []string{"clarify", "list_files", "read_file", "run_command"}
+	want := []string{"clarify", "edit_file", "glob", "grep", "list_dir", "memory", "process", "read_file",
+		"run_command", "skills", "todo", "web_fetch", "write_file"}
 	if got := r.Names(); !slices.Equal(got, want) {
 		t.Fatalf("names %q", got)
 	}
@@ -54,7 +57,9 @@ func TestBuiltinRegistry(t *testing.T) {
 	if r.Names()[0] != "clarify" {
 		t.Error("Names exposes internal state")
 	}
-	for name, want := range map[string]Effect{"clarify": EffectNone, "list_files": EffectNone, "read_file": EffectNone, "run_command": EffectExec} {
+	for name, want := range map[string]Effect{"clarify": EffectNone, "list_dir": EffectNone, "read_file": EffectNone, "run_command": EffectExec,
+		"glob": EffectNone, "grep": EffectNone, "write_file": EffectWrite, "edit_file": EffectWrite, "todo": EffectNone,
+		"web_fetch": EffectNetwork, "skills": EffectNone} {
 		tl, _ := r.Get(name)
 		if got := tl.Intent(json.RawMessage(`{"command": "ls", "path": "a", "question": "q"}`)).Effect; got != want {
 			t.Errorf("%s: effect = %v, want %v", name, got, want)
@@ -89,7 +94,7 @@ func TestBadArgumentsNeverPanic(t *testing.T) {
 		`{"command": 1}`, `{"question": false}`, `{"depth": 1e99}`, `{"limit": 1.5}`, `{"offset": "1"}`,
 		`{"path": "a\u0000b"}`, `{"command": "echo\u0000"}`, `{} {}`, `{"choices": "a"}`, `{"zzz": 1}`,
 	}
-	r := Builtin(Config{})
+	r := Builtin(Config{Memory: memory.New(t.TempDir()), Skills: skill.New(t.TempDir()), Processes: NewProcessTable(0, 0)})
 	for _, name := range r.Names() {
 		tl, _ := r.Get(name)
 		for _, args := range bad {
@@ -101,7 +106,7 @@ func TestBadArgumentsNeverPanic(t *testing.T) {
 				continue
 			}
 			if res.Status == event.ToolOK {
-				continue // empty args are fine for list_files
+				continue // empty args are fine for list_dir
 			}
 			if res.Status != event.ToolError || res.Output == "" {
 				t.Errorf("%s(%s): status %s output %q", name, args, res.Status, res.Output)
@@ -115,7 +120,7 @@ func TestBadArgumentsNeverPanic(t *testing.T) {
 
 func TestMisconfiguredWorkspaceIsAMachineryError(t *testing.T) {
 	r := Builtin(Config{})
-	for _, name := range []string{NameListFiles, NameReadFile, NameRunCommand} {
+	for _, name := range []string{NameListDir, NameReadFile, NameRunCommand} {
 		tl, _ := r.Get(name)
 		if _, err := tl.Run(context.Background(), Env{}, json.RawMessage(`{"path": "a", "command": "true"}`)); err == nil {
 			t.Errorf("%s with no workspace: no error", name)

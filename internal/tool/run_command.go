@@ -30,9 +30,10 @@ type CommandData struct {
 }
 
 type commandArgs struct {
-	Command  string `json:"command"`
-	TimeoutS int    `json:"timeout_s"`
-	Cwd      string `json:"cwd"`
+	Command    string `json:"command"`
+	TimeoutS   int    `json:"timeout_s"`
+	Cwd        string `json:"cwd"`
+	Background bool   `json:"background"`
 }
 
 type runCommand struct{ cfg Config }
@@ -44,22 +45,41 @@ const commandSchemaTmpl = `{
   "type": "object",
   "properties": {
     "command": {"type": "string", "minLength": 1, "description": "Shell command, run with /bin/sh -c."},
-    "timeout_s": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Timeout in seconds. Default %d."},
-    "cwd": {"type": "string", "description": "Working directory relative to the workspace root. Default \".\"."}
+    "timeout_s": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Timeout in seconds. Default %d.%s"},
+    "cwd": {"type": "string", "description": "Working directory relative to the workspace root. Default \".\"."}%s
   },
   "required": ["command"],
   "additionalProperties": false
 }`
 
+const backgroundProperty = `,
+    "background": {"type": "boolean", "description": "Start the command in the background and return at once with a process_id, for servers and watchers; read its output and stop it with the process tool. Default false."}`
+
 func (t runCommand) Spec() provider.ToolSpec {
-	return provider.ToolSpec{
-		Name: NameRunCommand,
-		Description: "Run a shell command in the workspace and return its combined stdout and stderr. " +
-			"Stdin is empty and there is no terminal, so interactive programs fail. Anything the command " +
-			"starts in the background is killed when it ends. Long output keeps only its head and tail.",
-		Parameters: json.RawMessage(fmt.Sprintf(commandSchemaTmpl,
-			int(t.cfg.MaxCommandTimeout/time.Second), int(t.cfg.CommandTimeout/time.Second))),
+	desc := "Run a shell command in the workspace and return its combined stdout and stderr. " +
+		"Stdin is empty and there is no terminal, so interactive programs fail. Anything the command " +
+		"starts in the background is killed when it ends. Long output keeps only its head and tail."
+	// Background mode is offered only where it works, so the model is not
+	// taught an argument that would always be refused.
+	timeoutNote, bgProp := "", ""
+	if t.cfg.Processes != nil {
+		desc += " For servers and watchers, use background: true instead of `&` or nohup."
+		timeoutNote = fmt.Sprintf(" With background, how long the process may run at most (default %s).", t.backgroundTimeout())
+		bgProp = backgroundProperty
 	}
+	return provider.ToolSpec{
+		Name:        NameRunCommand,
+		Description: desc,
+		Parameters: json.RawMessage(fmt.Sprintf(commandSchemaTmpl,
+			int(t.cfg.MaxCommandTimeout/time.Second), int(t.cfg.CommandTimeout/time.Second), timeoutNote, bgProp)),
+	}
+}
+
+func (t runCommand) backgroundTimeout() time.Duration {
+	if t.cfg.BackgroundTimeout > 0 {
+		return t.cfg.BackgroundTimeout
+	}
+	return DefaultBackgroundTimeout
 }
 
 func (runCommand) Label(args json.RawMessage) string {
@@ -71,6 +91,9 @@ func (runCommand) Label(args json.RawMessage) string {
 	l := "$ " + truncate(line, 120)
 	if more {
 		l += " …"
+	}
+	if a.Background {
+		l += " (background)"
 	}
 	return l
 }
@@ -88,6 +111,11 @@ func (runCommand) Intent(args json.RawMessage) Intent {
 	if c := strings.TrimSpace(a.Cwd); c != "" && filepath.Clean(c) != "." {
 		// The same command means something else elsewhere; show where.
 		in.Action += "\n(in " + c + ")"
+	}
+	if a.Background {
+		// A person approves a one-off command differently from a server
+		// left running.
+		in.Action += "\n(in the background)"
 	}
 	return in
 }
@@ -110,8 +138,15 @@ func (t runCommand) Run(ctx context.Context, env Env, args json.RawMessage) (Res
 	switch {
 	case a.TimeoutS < 0:
 		return invalidArgs(errors.New("timeout_s must be at least 1")), nil
+	case a.Background && a.TimeoutS > 0:
+		timeout = min(time.Duration(a.TimeoutS)*time.Second, t.backgroundTimeout())
+	case a.Background:
+		timeout = t.backgroundTimeout()
 	case a.TimeoutS > 0:
 		timeout = min(time.Duration(a.TimeoutS)*time.Second, t.cfg.MaxCommandTimeout)
+	}
+	if a.Background && t.cfg.Processes == nil {
+		return errorResult("background commands are not available here; run the command in the foreground with a timeout_s instead"), nil
 	}
 	if a.Cwd == "" {
 		a.Cwd = "."
@@ -132,6 +167,9 @@ func (t runCommand) Run(ctx context.Context, env Env, args json.RawMessage) (Res
 	}
 	if ctx.Err() != nil {
 		return Result{Status: event.ToolCancelled, Output: "cancelled before the command started"}, nil
+	}
+	if a.Background {
+		return t.startBackground(env, a.Command, dir, cwd, timeout), nil
 	}
 
 	o, err := shellRun{
@@ -218,4 +256,35 @@ func mentionedPaths(workspace, dir, command string) []string {
 		found = append(found, rel)
 	}
 	return found
+}
+
+// startBackground starts command in the table and returns at once; the
+// process tool follows it from there.
+func (t runCommand) startBackground(env Env, command, dir, cwd string, timeout time.Duration) Result {
+	p, err := t.cfg.Processes.start(bgSpec{
+		session: env.SessionID,
+		command: command,
+		dir:     dir,
+		cwd:     cwd,
+		env:     commandEnv(t.cfg.Env),
+		timeout: timeout,
+	})
+	var tooMany *tooManyError
+	switch {
+	case errors.As(err, &tooMany):
+		return errorResult("cannot start a background command: %v; kill one you no longer need with the process tool first", err)
+	case errors.Is(err, errTableClosed):
+		return errorResult("cannot start a background command: %v", err)
+	case err != nil:
+		return errorResult("could not start the command: %v", bareErr(err))
+	}
+	out := fmt.Sprintf("Started in the background as %s (pid %d); it is killed after %s at the latest.\n"+
+		"Read its output with process {\"action\": \"read\", \"process_id\": %q} (add \"wait_s\" to wait for output, "+
+		"\"since\": next_offset to read only what is new); stop it with {\"action\": \"kill\", \"process_id\": %q}.",
+		p.id, p.pid, describeDuration(timeout), p.id, p.id)
+	return Result{
+		Status: event.ToolOK,
+		Output: out,
+		Data:   BackgroundData{OK: true, ProcessID: p.id, PID: p.pid, Command: command, Cwd: cwd, Background: true},
+	}
 }

@@ -181,9 +181,16 @@ func TestRunCommandEscapedChildDoesNotHang(t *testing.T) {
 func TestRunCommandCancel(t *testing.T) {
 	ws := workspace(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(200*time.Millisecond, cancel)
+	// Cancel once the command has surely started (a loaded machine may
+	// take a while to exec the shell).
+	var once sync.Once
+	progress := func(_, text string) {
+		if strings.Contains(text, "begun") {
+			once.Do(func() { time.AfterFunc(50*time.Millisecond, cancel) })
+		}
+	}
 	start := time.Now()
-	res := callEnv(t, ctx, NewRunCommand(Config{}), Env{Workspace: ws}, `{"command": "echo begun; sleep 30 & sleep 30"}`)
+	res := callEnv(t, ctx, NewRunCommand(Config{}), Env{Workspace: ws, Progress: progress}, `{"command": "echo begun; sleep 30 & sleep 30"}`)
 	if el := time.Since(start); el > 3*time.Second {
 		t.Errorf("took %s", el)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/caduceus-dev/caduceus/internal/provider"
 )
@@ -42,7 +43,9 @@ func ResponseError(name string, resp *http.Response, secrets ...string) *provide
 	switch s := resp.StatusCode; {
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
 		e.Code = "auth"
-		e.Message = fmt.Sprintf("the server refused the credentials (HTTP %d): %s. Check the API key configured for %s.", s, msg, name)
+		e.Message = fmt.Sprintf("the server refused the credentials (HTTP %d): %s. Check the API key configured for %s.", s, strings.TrimRight(msg, ". "), name)
+	case s == http.StatusRequestTimeout:
+		e.Code = "timeout"
 	case s == http.StatusNotFound:
 		e.Code = "not_found"
 	case s == http.StatusTooManyRequests:
@@ -61,33 +64,51 @@ func ResponseError(name string, resp *http.Response, secrets ...string) *provide
 
 // serverMessage digs the human message out of the error bodies OpenAI,
 // Anthropic and the compatible servers send: {"error": {"message": ...}},
-// {"error": "..."} or {"message": ...}; otherwise the start of the text.
+// {"error": "..."}, {"message": ...} (vLLM), {"detail": "..."} or FastAPI's
+// {"detail": [{"msg": ...}]}; otherwise the start of the text. Fields are
+// decoded one by one so an unexpected type in one does not hide the others.
 func serverMessage(body []byte) string {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Detail  string          `json:"detail"`
+		Message json.RawMessage `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
 	}
 	if json.Unmarshal(body, &v) == nil {
 		var inner struct {
 			Message string `json:"message"`
-			Type    string `json:"type"`
 		}
-		var s string
-		switch {
-		case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+		if json.Unmarshal(v.Error, &inner) == nil && inner.Message != "" {
 			return inner.Message
-		case json.Unmarshal(v.Error, &s) == nil && s != "":
-			return s
-		case v.Message != "":
-			return v.Message
-		case v.Detail != "":
-			return v.Detail
+		}
+		for _, raw := range []json.RawMessage{v.Error, v.Message, v.Detail} {
+			var s string
+			if json.Unmarshal(raw, &s) == nil && s != "" {
+				return s
+			}
+		}
+		var details []struct {
+			Msg string `json:"msg"`
+		}
+		if json.Unmarshal(v.Detail, &details) == nil {
+			var msgs []string
+			for _, d := range details {
+				if d.Msg != "" {
+					msgs = append(msgs, d.Msg)
+				}
+			}
+			if len(msgs) > 0 {
+				return strings.Join(msgs, "; ")
+			}
 		}
 	}
 	t := strings.TrimSpace(string(body))
 	if len(t) > 300 {
-		t = t[:300] + "…"
+		// Cut on a rune boundary: the message ends up in JSON events.
+		n := 300
+		for n > 0 && !utf8.RuneStart(t[n]) {
+			n--
+		}
+		t = t[:n] + "…"
 	}
 	return t
 }

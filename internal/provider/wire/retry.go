@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -113,19 +115,34 @@ func transient(err error) bool {
 	return errors.As(err, &oe)
 }
 
-// retryAfter reads a Retry-After header in seconds or as an HTTP date.
+// retryAfter reads how long the server asks us to wait: OpenAI's and
+// Azure's retry-after-ms when present (it is finer than a second), else
+// Retry-After in seconds (fractions tolerated) or as an HTTP date.
 func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	v := h.Get("Retry-After")
+	if d, ok := seconds(h.Get("Retry-After-Ms"), time.Millisecond); ok {
+		return d, true
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
 		return 0, false
 	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
+	if d, ok := seconds(v, time.Second); ok {
+		return d, true
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(t.Sub(now), 0), true
 	}
 	return 0, false
+}
+
+// seconds parses a non-negative number of units, capped at a day so a
+// silly header cannot overflow a Duration.
+func seconds(v string, unit time.Duration) (time.Duration, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f < 0 || math.IsNaN(f) {
+		return 0, false
+	}
+	return time.Duration(min(f*float64(unit), float64(24*time.Hour))), true
 }
 
 // drain lets the connection be reused after a response we do not read.

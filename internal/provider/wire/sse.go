@@ -23,10 +23,12 @@ const maxEventBytes = 16 << 20
 
 // SSEReader reads events from a text/event-stream body.
 type SSEReader struct {
-	r    *bufio.Reader
-	name string
-	data bytes.Buffer
-	has  bool
+	r       *bufio.Reader
+	name    string
+	data    bytes.Buffer
+	has     bool
+	started bool  // the first line was read (a BOM may precede it)
+	err     error // sticky: after a failure no half-read event may surface
 }
 
 // NewSSEReader reads from r.
@@ -35,8 +37,14 @@ func NewSSEReader(r io.Reader) *SSEReader {
 }
 
 // Next returns the next event. It returns io.EOF when the body ended
-// cleanly between events and io.ErrUnexpectedEOF when it ended inside one.
+// cleanly and io.ErrUnexpectedEOF when it ended in the middle of a line. A
+// last event whose lines are complete but which lacks the closing blank
+// line is still delivered. Once Next has returned an error it returns the
+// same error on every later call.
 func (s *SSEReader) Next() (Event, error) {
+	if s.err != nil {
+		return Event{}, s.err
+	}
 	for {
 		line, err := s.readLine()
 		if err != nil {
@@ -46,9 +54,17 @@ func (s *SSEReader) Next() (Event, error) {
 					// close right after it mean it, so deliver it.
 					return s.take(), nil
 				}
+				s.err = io.EOF
 				return Event{}, io.EOF
 			}
+			s.err = err
 			return Event{}, err
+		}
+		if !s.started {
+			// The spec lets a stream open with a byte order mark; left in,
+			// it would turn the first field name into garbage.
+			s.started = true
+			line = bytes.TrimPrefix(line, []byte("\uFEFF"))
 		}
 		if len(line) == 0 {
 			if !s.has && s.name == "" {
@@ -71,7 +87,8 @@ func (s *SSEReader) Next() (Event, error) {
 			s.data.Write(value)
 			s.has = true
 			if s.data.Len() > maxEventBytes {
-				return Event{}, fmt.Errorf("sse: event larger than %d bytes", maxEventBytes)
+				s.err = fmt.Errorf("sse: event larger than %d bytes", maxEventBytes)
+				return Event{}, s.err
 			}
 		}
 		// id and retry are meaningless for a single model response.
