@@ -40,6 +40,13 @@ func withApprovalTTL(d time.Duration) serverOpt { return func(c *config.Config) 
 
 func withToken(tok string) serverOpt { return func(c *config.Config) { c.Token = tok } }
 
+func withApprovalMode(m string) serverOpt { return func(c *config.Config) { c.ApprovalMode = m } }
+
+// withEnv gives the server an environment (provider keys, OLLAMA_HOST, ...).
+func withEnv(env map[string]string) serverOpt {
+	return func(c *config.Config) { c.Getenv = func(k string) string { return env[k] } }
+}
+
 // lockedBuffer collects the server log for inspection.
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -77,6 +84,9 @@ func startServer(t *testing.T, s demo.Script, opts ...serverOpt) *server {
 	cfg := config.Config{
 		Addr: "127.0.0.1:0", DataDir: t.TempDir(), Workspace: t.TempDir(),
 		DemoScript: writeScript(t, s), Lease: 5 * time.Second, Version: "test",
+		// Manual: every command asks, which is what the approval tests
+		// exercise; withApprovalMode changes it.
+		ApprovalMode: "manual",
 	}
 	for _, o := range opts {
 		o(&cfg)

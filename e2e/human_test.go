@@ -156,7 +156,7 @@ func TestApprovalRules(t *testing.T) {
 		} `json:"rules"`
 	}
 	do(t, "GET", s.URL+"/api/rules", nil, &rules)
-	if len(rules.Rules) != 1 || rules.Rules[0].Pattern != "$ echo ruled" || rules.Rules[0].Scope != "session" {
+	if len(rules.Rules) != 1 || rules.Rules[0].Pattern != "echo ruled" || rules.Rules[0].Scope != "session" {
 		t.Fatalf("rules = %+v", rules.Rules)
 	}
 	if c := do(t, "DELETE", s.URL+"/api/rules/"+rules.Rules[0].ID, nil, nil); c != http.StatusNoContent {

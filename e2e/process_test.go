@@ -46,7 +46,7 @@ type proc struct {
 func startProc(t *testing.T, dataDir, workspace, scriptPath string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
-		"--workspace", workspace, "--demo-script", scriptPath, "--lease", "3s")
+		"--workspace", workspace, "--demo-script", scriptPath, "--lease", "3s", "--approval-mode", "manual")
 	cmd.Env = append(os.Environ(), "CADUCEUS_TOKEN=")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

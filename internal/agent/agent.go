@@ -16,6 +16,7 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
+	"github.com/caduceus-dev/caduceus/internal/policy"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 	"github.com/caduceus-dev/caduceus/internal/transcript"
@@ -43,6 +44,14 @@ type ApprovalAsk struct {
 	Tool       string
 	Action     string
 	Reason     string
+	Risk       string
+	// Intent is what the call would do; remembered rules match against it.
+	Intent tool.Intent
+	// Pattern is what a session or always answer would remember.
+	Pattern string
+	// Rememberable is false for calls no rule may answer (dangerous
+	// commands): only once or deny is offered.
+	Rememberable bool
 }
 
 // ClarifyAsk is a question to the person.
@@ -61,6 +70,8 @@ type Loop struct {
 	Workspace string
 	SessionID string
 	MaxTurns  int
+	// Mode is the approval policy; "" means smart.
+	Mode policy.Mode
 	// Model call options (zero: provider defaults).
 	MaxTokens       int
 	ThinkingBudget  int

@@ -17,6 +17,7 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/agent"
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/policy"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 	"github.com/caduceus-dev/caduceus/internal/tool"
@@ -169,7 +170,7 @@ func newFixture(t *testing.T, s demo.Script) *fixture {
 	rec := &recorder{Provider: demo.New(s)}
 	return &fixture{ws: ws, rec: rec, loop: &agent.Loop{
 		Provider: rec, Tools: tool.Builtin(tool.Config{}), Model: "demo", System: "be brief",
-		Workspace: ws, MaxTurns: 10,
+		Workspace: ws, MaxTurns: 10, Mode: policy.ModeManual,
 	}}
 }
 

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/policy"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 )
@@ -65,8 +66,15 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall) (t
 		}
 		return tool.Result{Status: event.ToolOK, Output: "The user answered: " + answer, Data: map[string]any{"answer": answer}}, nil
 	}
-	if in := t.Intent(c.Args); in.Effect != tool.EffectNone {
-		choice, err := h.Approve(ctx, ApprovalAsk{ToolCallID: c.ID, Tool: c.Name, Action: in.Action, Reason: "Runs a shell command in the workspace"})
+	in := t.Intent(c.Args)
+	d := policy.Decide(policy.Input{Mode: l.Mode, Tool: c.Name, Intent: in, Workspace: l.Workspace})
+	switch d.Verdict {
+	case policy.Allow:
+	case policy.Deny:
+		return tool.Result{Status: event.ToolDenied, Output: "Not run: the approval policy refuses this in every mode (" + d.Reason + ")."}, nil
+	default: // Ask, and anything unexpected: approval fails closed
+		choice, err := h.Approve(ctx, ApprovalAsk{ToolCallID: c.ID, Tool: c.Name, Action: in.Action, Reason: d.Reason,
+			Risk: d.Risk, Intent: in, Pattern: policy.PatternFor(c.Name, in), Rememberable: d.RuleEligible})
 		if err != nil {
 			return tool.Result{}, err
 		}

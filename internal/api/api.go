@@ -92,6 +92,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("POST /api/requests/{id}/respond", a.respond)
 
 	mux.HandleFunc("GET /api/rules", a.listRules)
+	mux.HandleFunc("POST /api/rules", a.createRule)
 	mux.HandleFunc("DELETE /api/rules/{id}", a.deleteRule)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/httpguard"
+	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
@@ -143,6 +145,29 @@ func (a *API) listRules(w http.ResponseWriter, r *http.Request) {
 		out[i] = ruleView{ID: ru.ID, Tool: ru.Tool, Pattern: ru.Pattern, Scope: ru.Scope, SessionID: ru.SessionID, CreatedAt: event.Time{Time: ru.CreatedAt}}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"rules": out})
+}
+
+// createRule remembers an approval ahead of time: {tool, pattern,
+// session_id?}. The pattern uses `*` wildcards (docs/POLICY.md).
+func (a *API) createRule(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Tool      string `json:"tool"`
+		Pattern   string `json:"pattern"`
+		SessionID string `json:"session_id"`
+	}
+	if !decode(w, r, &in) {
+		return
+	}
+	if in.SessionID != "" && !id.Valid("ses", in.SessionID) {
+		httpguard.WriteError(w, http.StatusBadRequest, control.CodeInvalidInput, "session_id is not a session id", nil)
+		return
+	}
+	ru, err := a.svc.CreateRule(r.Context(), control.NewRule{Tool: in.Tool, Pattern: in.Pattern, SessionID: in.SessionID})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, ruleView{ID: ru.ID, Tool: ru.Tool, Pattern: ru.Pattern, Scope: ru.Scope, SessionID: ru.SessionID, CreatedAt: event.Time{Time: ru.CreatedAt}})
 }
 
 func (a *API) deleteRule(w http.ResponseWriter, r *http.Request) {

@@ -375,13 +375,20 @@ func (s *Service) Respond(ctx context.Context, requestID string, resp Response) 
 
 func validateResponse(q store.Request, resp Response) (string, error) {
 	if q.Kind == store.KindApproval {
-		for _, c := range ApprovalChoices() {
+		// The request offers its own choices: a dangerous command cannot be
+		// remembered, so it offers no session or always.
+		choices := ApprovalChoices()
+		var p event.ApprovalRequestedPayload
+		if json.Unmarshal(q.Prompt, &p) == nil && len(p.Choices) > 0 {
+			choices = p.Choices
+		}
+		for _, c := range choices {
 			if resp.Choice == c {
 				return c, nil
 			}
 		}
-		return "", &Error{Code: CodeInvalidChoice, Message: "choice must be one of once, session, always, deny",
-			Details: map[string]any{"choices": ApprovalChoices()}}
+		return "", &Error{Code: CodeInvalidChoice, Message: "choice must be one of " + strings.Join(choices, ", "),
+			Details: map[string]any{"choices": choices}}
 	}
 	answer := strings.TrimSpace(resp.Answer)
 	if answer == "" {
@@ -416,11 +423,46 @@ func rememberRule(ctx context.Context, tx store.Tx, q store.Request, choice stri
 	if err := json.Unmarshal(q.Prompt, &p); err != nil {
 		return fmt.Errorf("request %s prompt: %w", q.ID, err)
 	}
-	r := store.Rule{ID: id.New("rul"), Tool: p.Tool, Pattern: p.Action, Scope: choice, CreatedAt: now}
+	pattern := p.Pattern
+	if pattern == "" {
+		pattern = p.Action
+	}
+	r := store.Rule{ID: id.New("rul"), Tool: p.Tool, Pattern: pattern, Scope: choice, CreatedAt: now}
 	if choice == ChoiceSession {
 		r.SessionID = q.SessionID
 	}
 	return tx.InsertRule(ctx, r)
+}
+
+// NewRule is the input of CreateRule.
+type NewRule struct {
+	Tool      string
+	Pattern   string
+	SessionID string // set: the rule holds for this session only
+}
+
+// CreateRule remembers an approval ahead of time, as an "always" answer
+// (or a "session" one when SessionID is set) would. Patterns use
+// policy.Match syntax: `*` matches any run of characters.
+func (s *Service) CreateRule(ctx context.Context, in NewRule) (store.Rule, error) {
+	in.Tool, in.Pattern = strings.TrimSpace(in.Tool), strings.TrimSpace(in.Pattern)
+	if in.Tool == "" || len(in.Tool) > 64 {
+		return store.Rule{}, errorf(CodeInvalidInput, "tool must name a tool")
+	}
+	if in.Pattern == "" || len(in.Pattern) > 4096 || !utf8.ValidString(in.Pattern) || strings.Trim(in.Pattern, "* ") == "" {
+		return store.Rule{}, errorf(CodeInvalidInput, "pattern must be UTF-8 text of at most 4096 bytes and more than wildcards")
+	}
+	r := store.Rule{ID: id.New("rul"), Tool: in.Tool, Pattern: in.Pattern, Scope: ChoiceAlways, CreatedAt: time.Now().UTC()}
+	err := s.w.Do(ctx, func(tx store.Tx) error {
+		if in.SessionID != "" {
+			if _, err := tx.GetSession(ctx, in.SessionID); err != nil {
+				return err
+			}
+			r.Scope, r.SessionID = ChoiceSession, in.SessionID
+		}
+		return tx.InsertRule(ctx, r)
+	})
+	return r, err
 }
 
 // DeleteRule removes a remembered approval.

@@ -156,13 +156,18 @@ type ToolDonePayload struct {
 
 // ApprovalRequestedPayload is the payload of approval.requested.
 type ApprovalRequestedPayload struct {
-	RequestID  string   `json:"request_id"`
-	ToolCallID string   `json:"tool_call_id"`
-	Tool       string   `json:"tool"`
-	Action     string   `json:"action"` // the exact command or action
-	Reason     string   `json:"reason"` // why it needs a person
-	Choices    []string `json:"choices"`
-	ExpiresAt  Time     `json:"expires_at"`
+	RequestID  string `json:"request_id"`
+	ToolCallID string `json:"tool_call_id"`
+	Tool       string `json:"tool"`
+	Action     string `json:"action"` // the exact command or action
+	Reason     string `json:"reason"` // why it needs a person
+	// Risk is the policy's stable code for the reason (dangerous_command,
+	// network_private, side_effect, ...).
+	Risk string `json:"risk,omitempty"`
+	// Pattern is what a session or always answer remembers.
+	Pattern   string   `json:"pattern,omitempty"`
+	Choices   []string `json:"choices"`
+	ExpiresAt Time     `json:"expires_at"`
 }
 
 // ResolvedPayload is the payload of approval.resolved and clarify.resolved.

@@ -50,7 +50,9 @@ type fixedResolver struct{ p models.Client }
 func (f fixedResolver) Resolve(context.Context, string) (models.Resolved, error) {
 	return models.Resolved{Provider: f.p, ProviderName: "bench", Model: "bench", Info: models.ModelInfo{ContextWindow: 1 << 30}}, nil
 }
-func (f fixedResolver) Peek(ref string) (models.Resolved, error) { return f.Resolve(context.Background(), ref) }
+func (f fixedResolver) Peek(ref string) (models.Resolved, error) {
+	return f.Resolve(context.Background(), ref)
+}
 
 func cpuTime() time.Duration {
 	var ru syscall.Rusage

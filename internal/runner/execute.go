@@ -11,6 +11,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/policy"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/transcript"
@@ -81,7 +82,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run) (agent.R
 	loop := agent.Loop{Provider: m.Provider, Tools: r.tools, Model: m.Model, System: r.systemPrompt(ctx),
 		Workspace: sess.Workspace, SessionID: sess.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
-		Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items)}
+		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items)}
 	if kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)
 	}

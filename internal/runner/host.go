@@ -11,6 +11,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/policy"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
@@ -46,9 +47,9 @@ const maxCoalesced = 16 << 10
 // commit rather than one per token, and a slow stream still gets one
 // event per token with no added latency.
 type deltaTail struct {
-	mu     sync.Mutex
-	typ    event.Type
-	p      event.DeltaPayload
+	mu        sync.Mutex
+	typ       event.Type
+	p         event.DeltaPayload
 	text      []byte
 	submitted bool // handed to the writer (under host.mu)
 	sealed    bool // taken by the writer (under mu)
@@ -182,14 +183,25 @@ func (h *host) Flush(ctx context.Context) error {
 }
 
 func (h *host) Approve(ctx context.Context, a agent.ApprovalAsk) (string, error) {
-	if _, err := h.r.st.FindRule(ctx, a.Tool, a.Action, h.run.SessionID); err == nil {
-		_ = h.Emit(event.Diagnostic, event.DiagnosticPayload{Level: "info", Code: "auto_approved",
-			Message: "Approved by a remembered rule: " + a.Action, Details: map[string]any{"tool_call_id": a.ToolCallID}})
-		return control.ChoiceOnce, nil
+	if a.Rememberable {
+		rule, ok, err := h.matchRule(ctx, a)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			_ = h.Emit(event.Diagnostic, event.DiagnosticPayload{Level: "info", Code: "auto_approved",
+				Message: "Approved by a remembered rule: " + a.Action,
+				Details: map[string]any{"tool_call_id": a.ToolCallID, "rule_id": rule.ID, "pattern": rule.Pattern}})
+			return control.ChoiceOnce, nil
+		}
+	}
+	choices := control.ApprovalChoices()
+	if !a.Rememberable {
+		choices = []string{control.ChoiceOnce, control.ChoiceDeny}
 	}
 	q, err := h.request(ctx, store.KindApproval, a.ToolCallID, func(reqID string, exp time.Time) any {
 		return event.ApprovalRequestedPayload{RequestID: reqID, ToolCallID: a.ToolCallID, Tool: a.Tool,
-			Action: a.Action, Reason: a.Reason, Choices: control.ApprovalChoices(), ExpiresAt: event.Time{Time: exp}}
+			Action: a.Action, Reason: a.Reason, Risk: a.Risk, Pattern: a.Pattern, Choices: choices, ExpiresAt: event.Time{Time: exp}}
 	})
 	if err != nil {
 		return "", err
@@ -198,6 +210,24 @@ func (h *host) Approve(ctx context.Context, a agent.ApprovalAsk) (string, error)
 		return agent.ChoiceExpired, nil
 	}
 	return q.Response, nil
+}
+
+// matchRule finds a remembered approval (for every session, or this one)
+// whose pattern matches the call.
+func (h *host) matchRule(ctx context.Context, a agent.ApprovalAsk) (store.Rule, bool, error) {
+	rules, err := h.r.st.ListRules(ctx)
+	if err != nil {
+		return store.Rule{}, false, err
+	}
+	for _, ru := range rules {
+		if ru.Tool != a.Tool || (ru.SessionID != "" && ru.SessionID != h.run.SessionID) {
+			continue
+		}
+		if policy.Match(ru.Pattern, a.Tool, a.Intent) {
+			return ru, true, nil
+		}
+	}
+	return store.Rule{}, false, nil
 }
 
 func (h *host) Clarify(ctx context.Context, c agent.ClarifyAsk) (string, bool, error) {
