@@ -166,7 +166,13 @@ func (l *Loop) compact(ctx context.Context, h Host, w *window, msgs []provider.M
 	if hasSummary {
 		first = 1
 	}
-	split := splitPoint(msgs, first, int64(keepShare*float64(w.size)))
+	keep := int64(keepShare * float64(w.size))
+	if reason == "manual" {
+		// Asked for explicitly: compact even a conversation that fits,
+		// keeping about the last quarter of it.
+		keep = min(keep, EstimateTokens("", nil, msgs)/4)
+	}
+	split := splitPoint(msgs, first, keep)
 	if split <= first {
 		return msgs, ErrNothingToCompact
 	}
