@@ -312,7 +312,9 @@ func (r *Registry) List(ctx context.Context) []ProviderView {
 	out := make([]ProviderView, 0, len(r.entries))
 	for _, n := range r.names() {
 		e := r.entries[n]
-		v := ProviderView{Name: n, Type: e.cfg.Type, BaseURL: displayURL(e.cfg.BaseURL), HasKey: e.hasKey, Demo: n == DemoProvider}
+		// Models is always a list, empty when the provider failed: a
+		// client iterating it must not meet null.
+		v := ProviderView{Name: n, Type: e.cfg.Type, BaseURL: displayURL(e.cfg.BaseURL), HasKey: e.hasKey, Demo: n == DemoProvider, Models: []ModelView{}}
 		if e.err != nil {
 			v.Error = Redact(e.err.Error(), r.secrets)
 			out = append(out, v)
