@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 )
@@ -110,8 +111,11 @@ func snapshot(t *testing.T, s *server) string {
 func TestSessionsLifecycle(t *testing.T) {
 	s := startServer(t, script(turn(slowText(50, 20))))
 	var ids []string
+	// Activity is ordered by millisecond timestamps, and ids made in the
+	// same millisecond do not sort by creation: keep the steps apart.
 	for range 5 {
 		ids = append(ids, s.newSession(t))
+		time.Sleep(2 * time.Millisecond)
 	}
 	title := "Deploy 100% of the_thing"
 	var patched sessionJSON

@@ -202,8 +202,10 @@ func (r *Registry) owner(model string) *entry {
 		want = TypeOpenAI
 	}
 	for _, n := range r.order {
-		if e := r.entries[n]; want != "" && e.cfg.Type == want && e.cfg.BaseURL == "" {
-			return e // the vendor's own API
+		// The vendor's own API, or the provider named after the vendor
+		// (OPENAI_BASE_URL may point it at a proxy).
+		if e := r.entries[n]; want != "" && e.cfg.Type == want && (e.cfg.BaseURL == "" || n == want) {
+			return e
 		}
 	}
 	if len(r.order) > 0 {

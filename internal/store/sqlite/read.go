@@ -25,8 +25,23 @@ type querier interface {
 
 // reader implements store.Reader over a querier.
 type reader struct {
-	q  querier
-	db *sql.DB // set on the top-level reader only, for Close
+	q     querier
+	db    *sql.DB    // set on the top-level reader only, for Close
+	stmts *stmtCache // top-level reader only: a transaction's reads run unprepared
+}
+
+func (r reader) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if s := r.stmts.get(ctx, query); s != nil {
+		return s.QueryContext(ctx, args...)
+	}
+	return r.q.QueryContext(ctx, query, args...)
+}
+
+func (r reader) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if s := r.stmts.get(ctx, query); s != nil {
+		return s.QueryRowContext(ctx, args...)
+	}
+	return r.q.QueryRowContext(ctx, query, args...)
 }
 
 func ms(t time.Time) int64 {
@@ -61,7 +76,7 @@ func scanSession(s interface{ Scan(...any) error }) (store.Session, error) {
 }
 
 func (r reader) GetSession(ctx context.Context, id string) (store.Session, error) {
-	v, err := scanSession(r.q.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
+	v, err := scanSession(r.queryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
 	if err != nil {
 		return v, notFound(err, "session", id)
 	}
@@ -106,7 +121,7 @@ func (r reader) ListSessions(ctx context.Context, p store.SessionPage) ([]store.
 		args = append(args, "%"+likeEscape(p.Query)+"%")
 	}
 	args = append(args, limit+1)
-	rows, err := r.q.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE `+
+	rows, err := r.query(ctx, `SELECT `+sessionCols+` FROM sessions WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY updated_at_ms DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("list sessions: %w", err)
@@ -159,7 +174,7 @@ func scanRun(s interface{ Scan(...any) error }) (store.Run, error) {
 }
 
 func (r reader) GetRun(ctx context.Context, id string) (store.Run, error) {
-	v, err := scanRun(r.q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	v, err := scanRun(r.queryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
 	if err != nil {
 		return v, notFound(err, "run", id)
 	}
@@ -167,7 +182,7 @@ func (r reader) GetRun(ctx context.Context, id string) (store.Run, error) {
 }
 
 func (r reader) queryRuns(ctx context.Context, query string, args ...any) ([]store.Run, error) {
-	rows, err := r.q.QueryContext(ctx, query, args...)
+	rows, err := r.query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query runs: %w", err)
 	}
@@ -218,7 +233,7 @@ func scanRequest(s interface{ Scan(...any) error }) (store.Request, error) {
 }
 
 func (r reader) GetRequest(ctx context.Context, id string) (store.Request, error) {
-	v, err := scanRequest(r.q.QueryRowContext(ctx, `SELECT `+requestCols+` FROM requests WHERE id = ?`, id))
+	v, err := scanRequest(r.queryRow(ctx, `SELECT `+requestCols+` FROM requests WHERE id = ?`, id))
 	if err != nil {
 		return v, notFound(err, "request", id)
 	}
@@ -236,7 +251,7 @@ func (r reader) ListRequests(ctx context.Context, q store.RequestQuery) ([]store
 	if q.RunID != "" {
 		where, args = append(where, "run_id = ?"), append(args, q.RunID)
 	}
-	rows, err := r.q.QueryContext(ctx, `SELECT `+requestCols+` FROM requests WHERE `+
+	rows, err := r.query(ctx, `SELECT `+requestCols+` FROM requests WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY created_at_ms, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list requests: %w", err)
@@ -279,7 +294,7 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 		query += ` LIMIT ?`
 		args = append(args, q.Limit)
 	}
-	rows, err := r.q.QueryContext(ctx, query, args...)
+	rows, err := r.query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
@@ -300,7 +315,7 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 
 func (r reader) LastEventID(ctx context.Context) (int64, error) {
 	var id int64
-	if err := r.q.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id); err != nil {
+	if err := r.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id); err != nil {
 		return 0, fmt.Errorf("last event id: %w", err)
 	}
 	return id, nil
@@ -308,7 +323,7 @@ func (r reader) LastEventID(ctx context.Context) (int64, error) {
 
 func (r reader) RunCursor(ctx context.Context, runID string) (int64, error) {
 	var id int64
-	if err := r.q.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events WHERE run_id = ?`, runID).Scan(&id); err != nil {
+	if err := r.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM events WHERE run_id = ?`, runID).Scan(&id); err != nil {
 		return 0, fmt.Errorf("run cursor: %w", err)
 	}
 	return id, nil
@@ -325,7 +340,7 @@ func scanRule(s interface{ Scan(...any) error }) (store.Rule, error) {
 }
 
 func (r reader) FindRule(ctx context.Context, tool, pattern, sessionID string) (store.Rule, error) {
-	v, err := scanRule(r.q.QueryRowContext(ctx, `SELECT `+ruleCols+` FROM approval_rules
+	v, err := scanRule(r.queryRow(ctx, `SELECT `+ruleCols+` FROM approval_rules
 		WHERE tool = ? AND pattern = ? AND (scope = 'always' OR session_id = ?) LIMIT 1`, tool, pattern, sessionID))
 	if err != nil {
 		return v, notFound(err, "rule", tool)
@@ -334,7 +349,7 @@ func (r reader) FindRule(ctx context.Context, tool, pattern, sessionID string) (
 }
 
 func (r reader) ListRules(ctx context.Context) ([]store.Rule, error) {
-	rows, err := r.q.QueryContext(ctx, `SELECT `+ruleCols+` FROM approval_rules ORDER BY created_at_ms, id`)
+	rows, err := r.query(ctx, `SELECT `+ruleCols+` FROM approval_rules ORDER BY created_at_ms, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list rules: %w", err)
 	}
@@ -351,7 +366,7 @@ func (r reader) ListRules(ctx context.Context) ([]store.Rule, error) {
 }
 
 func (r reader) ListRunners(ctx context.Context) ([]store.RunnerInfo, error) {
-	rows, err := r.q.QueryContext(ctx, `SELECT id, host, pid, version, started_at_ms, heartbeat_at_ms FROM runners ORDER BY started_at_ms, id`)
+	rows, err := r.query(ctx, `SELECT id, host, pid, version, started_at_ms, heartbeat_at_ms FROM runners ORDER BY started_at_ms, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list runners: %w", err)
 	}

@@ -29,7 +29,8 @@ const SchemaVersion = 1
 // DB is a SQLite-backed store.Store.
 type DB struct {
 	reader
-	w *sql.DB // exactly one connection: SQLite has one writer anyway
+	w  *sql.DB // exactly one connection: SQLite has one writer anyway
+	ws *writeStmts
 }
 
 // Open opens (creating if needed) the database file at path and applies
@@ -62,20 +63,26 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
+	ws, err := prepareWrites(ctx, w)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: prepare: %w", path, err)
+	}
 
 	q.Set("_txlock", "deferred")
 	r, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
+		ws.close()
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(8)
-	return &DB{reader: reader{q: r, db: r}, w: w}, nil
+	return &DB{reader: reader{q: r, db: r, stmts: newStmtCache(r)}, w: w, ws: ws}, nil
 }
 
-// Close closes both connection pools.
+// Close closes both connection pools and their prepared statements.
 func (d *DB) Close() error {
-	return errors.Join(d.reader.db.Close(), d.w.Close())
+	return errors.Join(d.reader.stmts.close(), d.ws.close(), d.reader.db.Close(), d.w.Close())
 }
 
 // Write runs fn in one immediate transaction.
@@ -93,24 +100,24 @@ func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) ([]erro
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
 	}
-	t := &txn{reader: reader{q: tx}, tx: tx}
+	t := &txn{reader: reader{q: tx}, tx: tx, ws: d.ws}
 	errs := make([]error, len(fns))
 	for i, fn := range fns {
 		if len(fns) == 1 {
 			errs[i] = fn(t)
 			break
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
+		if _, err := t.stmt(wSavepointOp).ExecContext(ctx); err != nil {
 			tx.Rollback()
 			return nil, fmt.Errorf("savepoint: %w", err)
 		}
 		if errs[i] = fn(t); errs[i] != nil {
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
+			if _, err := t.stmt(wRollbackToOp).ExecContext(ctx); err != nil {
 				tx.Rollback()
 				return nil, fmt.Errorf("rollback to savepoint: %w", err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE op"); err != nil {
+		if _, err := t.stmt(wReleaseOp).ExecContext(ctx); err != nil {
 			tx.Rollback()
 			return nil, fmt.Errorf("release savepoint: %w", err)
 		}
