@@ -71,6 +71,20 @@ type decoder struct {
 	stop      string
 }
 
+// yieldUsage reports the tokens counted so far. A failed stream reports
+// them too: the input was paid for even when the answer was cut.
+func (d *decoder) yieldUsage(yield func(provider.Chunk, error) bool) bool {
+	u := provider.Usage{
+		InputTokens:  d.input + d.cacheRead + d.cacheNew,
+		OutputTokens: d.output,
+		CachedTokens: d.cacheRead,
+	}
+	if u == (provider.Usage{}) {
+		return true
+	}
+	return yield(provider.Chunk{Kind: provider.ChunkUsage, Usage: u}, nil)
+}
+
 func (d *decoder) addUsage(u usage) {
 	set := func(dst *int64, v *int64) {
 		if v != nil {
@@ -103,7 +117,9 @@ func (p *Provider) decode(ctx context.Context, body io.Reader, yield func(provid
 			if errors.Is(err, io.EOF) {
 				err = nil // a clean end is still a cut without message_stop
 			}
-			yield(provider.Chunk{}, wire.StreamCut(p.name, err, p.secrets...))
+			if d.yieldUsage(yield) {
+				yield(provider.Chunk{}, wire.StreamCut(p.name, err, p.secrets...))
+			}
 			return
 		}
 		var e streamEvent
@@ -139,12 +155,7 @@ func (p *Provider) decode(ctx context.Context, body io.Reader, yield func(provid
 				d.addUsage(*e.Usage)
 			}
 		case "message_stop":
-			u := provider.Usage{
-				InputTokens:  d.input + d.cacheRead + d.cacheNew,
-				OutputTokens: d.output,
-				CachedTokens: d.cacheRead,
-			}
-			if !yield(provider.Chunk{Kind: provider.ChunkUsage, Usage: u}, nil) {
+			if !d.yieldUsage(yield) {
 				return
 			}
 			yield(provider.Chunk{Kind: provider.ChunkDone, StopReason: d.stopReason()}, nil)
@@ -154,7 +165,9 @@ func (p *Provider) decode(ctx context.Context, body io.Reader, yield func(provid
 			if e.Error != nil {
 				typ, msg = e.Error.Type, e.Error.Message
 			}
-			yield(provider.Chunk{}, p.apiError(typ, msg))
+			if d.yieldUsage(yield) {
+				yield(provider.Chunk{}, p.apiError(typ, msg))
+			}
 			return
 		}
 		// ping, content_block_stop and event types added later carry

@@ -98,7 +98,7 @@ func TestDecodeFixtures(t *testing.T) {
 			text("Cached context read."),
 			use(12+310+2048, 7, 2048), done(provider.StopEnd),
 		}, ""},
-		{"error_event", []provider.Chunk{text("Let me think about")}, "overloaded"},
+		{"error_event", []provider.Chunk{text("Let me think about"), use(25, 1, 0)}, "overloaded"},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -227,12 +227,13 @@ func TestDecodeEdges(t *testing.T) {
 		{
 			name:     "clean end without message_stop is a cut",
 			body:     sse("message_start", evStart, "content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"par"}}`),
-			want:     []provider.Chunk{text("par")},
+			want:     []provider.Chunk{text("par"), use(10, 1, 0)}, // the input was paid for
 			wantCode: "stream_cut",
 		},
 		{
 			name:     "end inside an event is a cut",
 			body:     append(sse("message_start", evStart), "event: content_block_delta\ndata: {\"type\":\"conte"...),
+			want:     []provider.Chunk{use(10, 1, 0)},
 			wantCode: "stream_cut",
 		},
 		{
@@ -248,6 +249,7 @@ func TestDecodeEdges(t *testing.T) {
 		{
 			name:     "error event maps its type",
 			body:     sse("message_start", evStart, "error", `{"type":"error","error":{"type":"rate_limit_error","message":"slow down, key sk-ant-api03-abcdefghijklmnop"}}`),
+			want:     []provider.Chunk{use(10, 1, 0)},
 			wantCode: "rate_limited",
 			wantMsg:  "slow down, key [redacted]",
 		},
