@@ -69,7 +69,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	reg := models.New(file, getenv, providerFactories(), demo.New(script), log)
+	reg := models.New(file, getenv, providerFactories(), demo.New(script))
 	// From here on every log line passes through the redactor: keys must
 	// not reach a log even inside an unexpected error text.
 	red := secret.NewRedactor(append(reg.Secrets(), cfg.Token)...)

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/policy"
 )
 
 // Config is the resolved configuration of `caduceus serve`.
@@ -66,11 +68,11 @@ func ParseServe(args []string, getenv func(string) string) (Config, error) {
 	}
 	c.Token = getenv("CADUCEUS_TOKEN")
 	c.Getenv = getenv
-	switch c.ApprovalMode {
-	case "manual", "smart", "off":
-	default:
-		return c, fmt.Errorf("approval-mode %q: use manual, smart or off", c.ApprovalMode)
+	mode, err := policy.ParseMode(c.ApprovalMode)
+	if err != nil {
+		return c, fmt.Errorf("approval-mode: %w", err)
 	}
+	c.ApprovalMode = string(mode)
 	if c.DataDir == "" {
 		return c, errors.New("no data directory: set --data-dir or CADUCEUS_DATA_DIR (HOME is not set)")
 	}

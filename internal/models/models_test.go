@@ -86,7 +86,7 @@ func TestResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := New(f, env(map[string]string{"OPENAI_API_KEY": "sk-openai-secret", "ANTHROPIC_API_KEY": "sk-ant-secret", "OLLAMA_HOST": "127.0.0.1:11434"}),
-		factories(local), demo, nil)
+		factories(local), demo)
 	if got := r.Default(); got != "anthropic/claude-sonnet-4-5" {
 		t.Errorf("Default = %q", got)
 	}
@@ -130,7 +130,7 @@ func TestResolve(t *testing.T) {
 
 func TestDemoOnlyAndBrokenProvider(t *testing.T) {
 	demo := &fakeClient{name: "demo", demo: true}
-	r := New(File{}, env(nil), factories(nil), demo, nil)
+	r := New(File{}, env(nil), factories(nil), demo)
 	if !r.DemoOnly() || r.Default() != "demo" {
 		t.Fatalf("DemoOnly=%v Default=%q", r.DemoOnly(), r.Default())
 	}
@@ -141,7 +141,7 @@ func TestDemoOnlyAndBrokenProvider(t *testing.T) {
 		t.Errorf("bare model without providers: %v", err)
 	}
 	f, _ := ParseFile([]byte(`{"providers": {"bad": {"type": "openai", "base_url": "http://broken"}}}`))
-	r = New(f, env(nil), factories(nil), demo, nil)
+	r = New(f, env(nil), factories(nil), demo)
 	if _, err := r.Resolve(context.Background(), "bad/x"); err == nil || !strings.Contains(err.Error(), "cannot build") {
 		t.Errorf("broken provider: %v", err)
 	}
@@ -154,7 +154,7 @@ func TestListHidesKeys(t *testing.T) {
 	demo := &fakeClient{name: "demo", demo: true}
 	local := &fakeClient{err: errors.New("dial tcp: refused with key sk-file-secret-999")}
 	f, _ := ParseFile([]byte(`{"providers": {"mine": {"type": "openai", "base_url": "http://user:pw@gpu-box:8000/v1?token=abc", "api_key": "sk-file-secret-999"}}}`))
-	r := New(f, env(map[string]string{"ANTHROPIC_API_KEY": "sk-ant-env-secret"}), factories(local), demo, nil)
+	r := New(f, env(map[string]string{"ANTHROPIC_API_KEY": "sk-ant-env-secret"}), factories(local), demo)
 	views := r.List(context.Background())
 	b, _ := json.Marshal(views)
 	for _, secret := range []string{"sk-file-secret-999", "sk-ant-env-secret", "pw@", "token=abc"} {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/provider"
+	"github.com/caduceus-dev/caduceus/internal/secret"
 )
 
 // Client is a provider that can also list its models.
@@ -45,7 +45,7 @@ type Registry struct {
 	overrides  map[string]ModelInfo
 	defaultRef string
 	secrets    []string
-	log        *slog.Logger
+	red        *secret.Redactor
 }
 
 type entry struct {
@@ -67,9 +67,9 @@ const listTTL = 5 * time.Minute
 // New builds the registry from the config file merged with the
 // environment. A provider that cannot be built (unknown type, bad URL)
 // stays listed with its error instead of failing the whole server.
-func New(f File, getenv func(string) string, factories map[string]Factory, demo Client, log *slog.Logger) *Registry {
+func New(f File, getenv func(string) string, factories map[string]Factory, demo Client) *Registry {
 	f = f.FromEnv(getenv)
-	r := &Registry{entries: map[string]*entry{}, overrides: f.Models, log: log}
+	r := &Registry{entries: map[string]*entry{}, overrides: f.Models}
 	r.entries[DemoProvider] = &entry{name: DemoProvider, cfg: ProviderConfig{Type: TypeDemo, Models: []string{"demo"}}, client: demo}
 	for _, name := range f.providerNames() {
 		pc := f.Providers[name]
@@ -100,6 +100,7 @@ func New(f File, getenv func(string) string, factories map[string]Factory, demo 
 	}
 	slices.SortStableFunc(r.order, func(a, b string) int { return rank(a) - rank(b) })
 	r.defaultRef = strings.TrimSpace(f.DefaultModel)
+	r.red = secret.NewRedactor(r.secrets...)
 	return r
 }
 
@@ -318,13 +319,13 @@ func (r *Registry) List(ctx context.Context) []ProviderView {
 		// client iterating it must not meet null.
 		v := ProviderView{Name: n, Type: e.cfg.Type, BaseURL: displayURL(e.cfg.BaseURL), HasKey: e.hasKey, Demo: n == DemoProvider, Models: []ModelView{}}
 		if e.err != nil {
-			v.Error = Redact(e.err.Error(), r.secrets)
+			v.Error = r.red.String(e.err.Error())
 			out = append(out, v)
 			continue
 		}
 		ms, err := e.models(ctx)
 		if err != nil {
-			v.Error = Redact(err.Error(), r.secrets)
+			v.Error = r.red.String(err.Error())
 		}
 		if sd := e.staticDefault(); sd != "" && !slices.Contains(ms, sd) {
 			ms = append([]string{sd}, ms...)
@@ -358,14 +359,4 @@ func displayURL(s string) string {
 	u.User = nil
 	u.RawQuery = ""
 	return u.String()
-}
-
-// Redact removes every secret from s.
-func Redact(s string, secrets []string) string {
-	for _, sec := range secrets {
-		if len(sec) >= 4 {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	return s
 }

@@ -80,6 +80,19 @@ func jsonKind(t reflect.Type) string {
 	}
 }
 
+// count applies an optional positive count argument: 0 (absent) means def,
+// values above max are capped (the schema says so; models overshoot), and
+// a negative value is a mistake reported as invalid arguments.
+func count(name string, v, def, max int) (int, error) {
+	switch {
+	case v < 0:
+		return 0, fmt.Errorf("%s must be at least 1", name)
+	case v == 0:
+		return def, nil
+	}
+	return min(v, max), nil
+}
+
 func invalidArgs(err error) Result {
 	return Result{Status: event.ToolError, Output: "invalid arguments: " + err.Error()}
 }

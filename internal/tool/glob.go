@@ -99,13 +99,9 @@ func (globTool) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 	if err := decodeArgs(args, &a); err != nil {
 		return invalidArgs(err), nil
 	}
-	switch {
-	case a.Limit < 0:
-		return invalidArgs(errors.New("limit must be at least 1")), nil
-	case a.Limit == 0:
-		a.Limit = globDefaultLimit
-	case a.Limit > globMaxLimit:
-		a.Limit = globMaxLimit
+	var err error
+	if a.Limit, err = count("limit", a.Limit, globDefaultLimit, globMaxLimit); err != nil {
+		return invalidArgs(err), nil
 	}
 	m, err := compileGlob(a.Pattern)
 	if err != nil {

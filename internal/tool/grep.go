@@ -115,15 +115,11 @@ func (grepTool) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 		return invalidArgs(errors.New("pattern is required")), nil
 	case a.Context < 0:
 		return invalidArgs(errors.New("context must be between 0 and 5")), nil
-	case a.Limit < 0:
-		return invalidArgs(errors.New("limit must be at least 1")), nil
 	}
 	a.Context = min(a.Context, grepMaxContext)
-	switch {
-	case a.Limit == 0:
-		a.Limit = grepDefaultLimit
-	case a.Limit > grepMaxLimit:
-		a.Limit = grepMaxLimit
+	var err error
+	if a.Limit, err = count("limit", a.Limit, grepDefaultLimit, grepMaxLimit); err != nil {
+		return invalidArgs(err), nil
 	}
 	expr := a.Pattern
 	if a.IgnoreCase {

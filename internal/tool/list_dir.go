@@ -86,21 +86,12 @@ func (listDir) Run(ctx context.Context, env Env, args json.RawMessage) (Result, 
 	if err := decodeArgs(args, &a); err != nil {
 		return invalidArgs(err), nil
 	}
-	switch {
-	case a.Depth < 0:
-		return invalidArgs(errors.New("depth must be at least 1")), nil
-	case a.Depth == 0:
-		a.Depth = listDefaultDepth
-	case a.Depth > listMaxDepth:
-		a.Depth = listMaxDepth
+	var err error
+	if a.Depth, err = count("depth", a.Depth, listDefaultDepth, listMaxDepth); err != nil {
+		return invalidArgs(err), nil
 	}
-	switch {
-	case a.Limit < 0:
-		return invalidArgs(errors.New("limit must be at least 1")), nil
-	case a.Limit == 0:
-		a.Limit = listDefaultLimit
-	case a.Limit > listMaxLimit:
-		a.Limit = listMaxLimit
+	if a.Limit, err = count("limit", a.Limit, listDefaultLimit, listMaxLimit); err != nil {
+		return invalidArgs(err), nil
 	}
 	if a.Path == "" {
 		a.Path = "."
