@@ -71,6 +71,8 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET /api/health", a.health)
 	mux.HandleFunc("GET /api/meta", a.meta)
 	mux.HandleFunc("GET /api/models", a.listModels)
+	mux.HandleFunc("GET /api/commands", a.listCommands)
+	mux.HandleFunc("GET /api/events", a.tabEvents)
 
 	mux.HandleFunc("GET /api/sessions", a.listSessions)
 	mux.HandleFunc("POST /api/sessions", a.createSession)

@@ -44,6 +44,13 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
+	// Read before the list, so a stream opened after it misses nothing
+	// that changed the list.
+	cursor, err := a.st.LastEventID(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	sessions, next, err := a.st.ListSessions(r.Context(), store.SessionPage{Limit: limit, Cursor: q.Get("cursor"), Query: q.Get("q")})
 	if err != nil {
 		a.fail(w, r, err)
@@ -58,7 +65,7 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 	for i, s := range sessions {
 		out[i] = newSessionView(s, busy)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": out, "next_cursor": next})
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": out, "next_cursor": next, "last_event_id": cursor})
 }
 
 func (a *API) sessionView(r *http.Request, sessionID string) (sessionView, error) {

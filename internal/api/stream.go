@@ -11,6 +11,7 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 )
 
@@ -28,6 +29,37 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.stream(w, r, journal.Filter{SessionID: sid}, cursor, "")
+}
+
+// tabEvents is the one stream a browser tab holds: every event of the
+// session on screen (if any) and, from every session, the lifecycle events
+// that keep a sidebar and a "needs you" list current. Browsers allow about
+// six connections per origin, so a tab must not hold one per panel.
+func (a *API) tabEvents(w http.ResponseWriter, r *http.Request) {
+	f := journal.Filter{Also: LifecycleTypes()}
+	if v := r.URL.Query().Get("session"); v != "" {
+		if !id.Valid("ses", v) {
+			writeError(w, http.StatusNotFound, control.CodeNotFound, "no such session", nil)
+			return
+		}
+		if _, err := a.st.GetSession(r.Context(), v); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		f.SessionID = v
+	}
+	cursor, ok := streamCursor(w, r)
+	if !ok {
+		return
+	}
+	a.stream(w, r, f, cursor, "")
+}
+
+// LifecycleTypes are the event types GET /api/events carries from every
+// session.
+func LifecycleTypes() []event.Type {
+	return []event.Type{event.RunQueued, event.RunStarted, event.RunStatus, event.RunDone, event.TitleUpdated,
+		event.ApprovalRequested, event.ApprovalResolved, event.ClarifyRequested, event.ClarifyResolved}
 }
 
 // runEvents streams one run and ends after its terminal event; a finished

@@ -30,6 +30,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/skill"
 	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
 	"github.com/caduceus-dev/caduceus/internal/tool"
+	"github.com/caduceus-dev/caduceus/internal/web"
 )
 
 // App is one running Caduceus process.
@@ -91,9 +92,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: sqlite.SchemaVersion,
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly()}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg}, log)
 
+	ui, err := web.New()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", ap.Handler())
-	mux.HandleFunc("GET /{$}", landing)
+	ui.Register(mux)
 	a.srv = &http.Server{Handler: guard.Wrap(mux), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	if a.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
@@ -175,16 +181,3 @@ func providerFactories() map[string]models.Factory {
 		},
 	}
 }
-
-func landing(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write([]byte(landingHTML))
-}
-
-const landingHTML = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Caduceus</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#222}
-code{background:#f2f2f2;padding:.1em .3em;border-radius:3px}@media (prefers-color-scheme:dark){body{background:#111;color:#ddd}code{background:#222}}</style>
-<h1>Caduceus</h1><p>The engine is running. The browser workbench is not built yet; use the JSON API:</p>
-<ul><li><code>GET /api/meta</code> — version and capabilities</li><li><code>GET /api/sessions</code> — sessions</li>
-<li><code>GET /api/requests?status=pending</code> — what needs you</li></ul><p>See docs/API.md in the repository.</p></html>`

@@ -143,11 +143,27 @@ func (h *Hub) LastID() int64 {
 
 // Filter selects the events a subscriber receives. At most one of SessionID
 // and RunID is set; neither means every event. Types, when set, narrows to
-// those types.
+// those types. Also adds the events of its types from everywhere; with
+// neither SessionID nor RunID, only those are selected.
 type Filter struct {
 	SessionID string
 	RunID     string
 	Types     []event.Type
+	Also      []event.Type
+}
+
+// Match reports whether the filter selects e.
+func (f Filter) Match(e event.Event) bool {
+	if slices.Contains(f.Also, e.Type) {
+		return true
+	}
+	switch {
+	case f.SessionID != "" && e.SessionID != f.SessionID,
+		f.RunID != "" && e.RunID != f.RunID,
+		f.SessionID == "" && f.RunID == "" && len(f.Also) > 0:
+		return false
+	}
+	return len(f.Types) == 0 || slices.Contains(f.Types, e.Type)
 }
 
 // Subscribe returns a subscription delivering events after the cursor.
@@ -157,6 +173,8 @@ func (h *Hub) Subscribe(f Filter, after int64) *Sub {
 	defer h.mu.Unlock()
 	s.closed = h.stopped
 	switch {
+	case len(f.Also) > 0: // spans sessions: offered everything, keeps what matches
+		h.all[s] = struct{}{}
 	case f.RunID != "":
 		addTo(h.byRun, f.RunID, s)
 	case f.SessionID != "":
@@ -235,7 +253,7 @@ type Sub struct {
 
 // offer is called with h.mu held.
 func (s *Sub) offer(e event.Event, touched map[*Sub]struct{}) {
-	if len(s.f.Types) > 0 && !slices.Contains(s.f.Types, e.Type) {
+	if !s.f.Match(e) {
 		return
 	}
 	s.mu.Lock()
@@ -299,7 +317,7 @@ func (s *Sub) Next(ctx context.Context) ([]event.Event, error) {
 		}
 		if replay {
 			evs, err := s.h.st.Events(ctx, store.EventQuery{
-				SessionID: s.f.SessionID, RunID: s.f.RunID, Types: s.f.Types,
+				SessionID: s.f.SessionID, RunID: s.f.RunID, Types: s.f.Types, AlsoTypes: s.f.Also,
 				AfterID: s.cursor, Limit: replayPage,
 			})
 			if err != nil {

@@ -122,6 +122,10 @@ func TestHubFilters(t *testing.T) {
 		{"run and types", Filter{RunID: "r3", Types: []event.Type{event.MessageDelta, event.Usage}}},
 		{"unknown session", Filter{SessionID: "nope"}},
 		{"type never used", Filter{Types: []event.Type{event.ClarifyRequested}}},
+		// A browser tab: all of one session, the lifecycle of the others.
+		{"session plus types from everywhere", Filter{SessionID: "s1", Also: []event.Type{event.RunStatus}}},
+		{"only types from everywhere", Filter{Also: []event.Type{event.RunStatus, event.Usage}}},
+		{"run plus types from everywhere", Filter{RunID: "r2", Also: []event.Type{event.ToolStarted}}},
 	}
 	subs := make([]*Sub, len(tests))
 	for i, tc := range tests {
@@ -137,8 +141,12 @@ func TestHubFilters(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var want []int64
 			for _, ev := range all {
-				if (tc.f.SessionID == "" || ev.SessionID == tc.f.SessionID) && (tc.f.RunID == "" || ev.RunID == tc.f.RunID) &&
-					(len(tc.f.Types) == 0 || slices.Contains(tc.f.Types, ev.Type)) {
+				selected := (tc.f.SessionID == "" || ev.SessionID == tc.f.SessionID) && (tc.f.RunID == "" || ev.RunID == tc.f.RunID) &&
+					(len(tc.f.Types) == 0 || slices.Contains(tc.f.Types, ev.Type))
+				if len(tc.f.Also) > 0 && tc.f.SessionID == "" && tc.f.RunID == "" {
+					selected = false
+				}
+				if selected || slices.Contains(tc.f.Also, ev.Type) {
 					want = append(want, ev.ID)
 				}
 			}

@@ -127,6 +127,10 @@ type EventQuery struct {
 	Limit     int          // 0: no limit
 	Types     []event.Type // optional allow-list
 	NotTypes  []event.Type // optional deny-list
+	// AlsoTypes adds the events of these types from every session and run
+	// to what the other fields select: a browser tab's one stream carries
+	// all of the session on screen and the lifecycle of every other.
+	AlsoTypes []event.Type
 }
 
 // RequestQuery selects human requests.

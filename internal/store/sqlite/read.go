@@ -269,7 +269,8 @@ func (r reader) ListRequests(ctx context.Context, q store.RequestQuery) ([]store
 }
 
 func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, error) {
-	where, args := []string{"id > ?"}, []any{q.AfterID}
+	var where []string
+	args := []any{q.AfterID}
 	if q.SessionID != "" {
 		where, args = append(where, "session_id = ?"), append(args, q.SessionID)
 	}
@@ -288,8 +289,24 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 			args = append(args, string(t))
 		}
 	}
+	cond := strings.Join(where, " AND ")
+	if len(q.AlsoTypes) > 0 {
+		also := "type IN (" + placeholders(len(q.AlsoTypes)) + ")"
+		for _, t := range q.AlsoTypes {
+			args = append(args, string(t))
+		}
+		if q.SessionID == "" && q.RunID == "" {
+			cond = also // nothing else selected: only the added types
+		} else {
+			cond = "((" + cond + ") OR " + also + ")"
+		}
+	}
+	if cond == "" {
+		cond = "1"
+	}
+	cond = "id > ? AND " + cond
 	query := `SELECT id, run_id, session_id, seq, type, ts_ms, terminal, payload FROM events WHERE ` +
-		strings.Join(where, " AND ") + ` ORDER BY id`
+		cond + ` ORDER BY id`
 	if q.Limit > 0 {
 		query += ` LIMIT ?`
 		args = append(args, q.Limit)

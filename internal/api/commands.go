@@ -1,0 +1,32 @@
+package api
+
+import "net/http"
+
+// Command is a slash command a client offers in its composer. The list is
+// served rather than built into the UI so that commands the server gains
+// later (goals, retry, branch) appear in every client without a release of
+// each.
+type Command struct {
+	Name        string `json:"name"`
+	Args        string `json:"args,omitempty"` // placeholder for the argument, e.g. "<model>"
+	Description string `json:"description"`
+}
+
+// Commands lists the slash commands, in the order a menu shows them. Each
+// maps onto routes of this API: new → POST /api/sessions, stop → POST
+// /api/runs/{id}/cancel, model and title → PATCH /api/sessions/{id},
+// compact → POST /api/sessions/{id}/compact; help is the client's own.
+func Commands() []Command {
+	return []Command{
+		{Name: "new", Description: "Start a new session"},
+		{Name: "stop", Description: "Stop the running agent"},
+		{Name: "model", Args: "<model>", Description: "Use another model for this session"},
+		{Name: "compact", Description: "Summarise older messages to free context"},
+		{Name: "title", Args: "<title>", Description: "Rename this session"},
+		{Name: "help", Description: "Show commands and keyboard shortcuts"},
+	}
+}
+
+func (a *API) listCommands(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"commands": Commands()})
+}

@@ -1,0 +1,49 @@
+// The store's surface as the views see it. src/state/store.ts implements
+// it; views get it from StoreContext (src/state/context.ts) and never touch
+// the network or the event stream themselves.
+
+import type { ReadonlySignal, Signal } from "@preact/signals";
+import type { Command, Connection, HumanRequest, Session, SessionState } from "./types";
+
+export interface Meta { version: string; demo_model: boolean; default_model: string; schema_version: number }
+export interface ModelChoice { ref: string; provider: string; label: string }
+
+/** Why an action failed, shaped like the API's error body. */
+export interface ActionError { code: string; message: string }
+
+export interface Store {
+  // ---- read ----
+  meta: Signal<Meta | null>;
+  sessions: Signal<Session[]>; // newest first (updated_at)
+  sessionFilter: Signal<string>; // sidebar search text
+  visibleSessions: ReadonlySignal<Session[]>; // sessions filtered by title
+  activeId: Signal<string | null>;
+  active: ReadonlySignal<SessionState | null>;
+  /** Pending approvals and questions of every session, oldest first. */
+  pending: Signal<HumanRequest[]>;
+  models: Signal<ModelChoice[]>;
+  commands: Signal<Command[]>;
+  connection: Signal<Connection>;
+  /** Last action error to show as a toast; views clear it. */
+  toast: Signal<ActionError | null>;
+  /** Browser notifications for new requests: "default" until asked. */
+  notify: Signal<"unsupported" | "default" | "granted" | "denied" | "muted">;
+
+  // ---- act (each resolves to an ActionError on failure, null on success;
+  // failures are also put in `toast`) ----
+  selectSession(id: string | null): void;
+  createSession(): Promise<ActionError | null>;
+  renameSession(id: string, title: string): Promise<ActionError | null>;
+  deleteSession(id: string): Promise<ActionError | null>;
+  /** Sends a message to the active session; queued when busy. */
+  send(content: string): Promise<ActionError | null>;
+  /** Cancels the active session's busy run (Stop / Esc / "/stop"). */
+  stop(): Promise<ActionError | null>;
+  /** Cancels one queued run (remove a queued message). */
+  cancelRun(runId: string): Promise<ActionError | null>;
+  respond(requestId: string, body: { choice?: string; answer?: string }): Promise<ActionError | null>;
+  setModel(ref: string): Promise<ActionError | null>; // the active session's model ("" = default)
+  compact(): Promise<ActionError | null>;
+  enableNotifications(): Promise<void>;
+  toggleMute(): void;
+}

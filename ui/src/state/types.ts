@@ -1,0 +1,155 @@
+// Wire shapes of the Caduceus API (docs/API.md) and event journal
+// (docs/EVENTS.md), and the client-side models built from them. This file is
+// the contract between the state layer (src/state) and the views
+// (src/shell, src/transcript): views read these, only src/state writes them.
+
+import type { Signal } from "@preact/signals";
+
+// ---- Wire: events --------------------------------------------------------
+
+/** Every event type the server can emit. Must equal Go's event.Catalog()
+ * (checked by a browser test through window.caduceus.handledEventTypes()). */
+export type EventType =
+  | "run.queued" | "run.started" | "run.status" | "run.done"
+  | "message.user" | "message.delta" | "message.done"
+  | "reasoning.delta" | "reasoning.done"
+  | "turn.started" | "turn.ended" | "usage" | "title.updated"
+  | "tool.started" | "tool.updated" | "tool.done"
+  | "approval.requested" | "approval.resolved"
+  | "clarify.requested" | "clarify.resolved"
+  | "todo.updated" | "context.warning" | "context.compacted"
+  | "diagnostic" | "resync";
+
+export interface Envelope<P = any> {
+  id: number; // global event id, the stream cursor (0 for resync)
+  seq: number; // per-run, gap-free
+  run_id: string;
+  session_id: string;
+  type: EventType;
+  ts: string; // RFC 3339 UTC with ms
+  terminal: boolean;
+  payload: P;
+}
+
+export interface ErrorInfo { code: string; message: string }
+export interface UsageTotals {
+  input_tokens: number; output_tokens: number;
+  cached_tokens?: number; reasoning_tokens?: number; cost_usd?: number;
+}
+
+// ---- Wire: resources -----------------------------------------------------
+
+export type RunStatus =
+  | "queued" | "running" | "awaiting_approval" | "awaiting_clarify" | "paused"
+  | "cancelling" | "cancelled" | "failed" | "completed" | "interrupted" | "expired";
+
+export interface Session {
+  id: string; title: string; workspace: string; model: string;
+  created_at: string; updated_at: string;
+  status: "idle" | RunStatus; active_run_id?: string; queued_runs: number;
+}
+
+export interface Run {
+  id: string; session_id: string; status: RunStatus; terminal: boolean;
+  input: string; model: string; attempt: number; last_event_id: number; last_seq: number;
+  controls: string[]; pending_request_ids: string[]; usage: UsageTotals; error?: ErrorInfo;
+  created_at: string; started_at: string | null; ended_at: string | null;
+}
+
+export interface ApprovalPrompt {
+  request_id: string; tool_call_id: string; tool: string;
+  action: string; reason: string; risk?: string; pattern?: string;
+  choices: string[]; expires_at: string | null;
+}
+export interface ClarifyPrompt {
+  request_id: string; tool_call_id: string; question: string;
+  choices?: string[]; expires_at: string | null;
+}
+
+export interface HumanRequest {
+  id: string; kind: "approval" | "clarify";
+  status: "pending" | "resolved" | "expired" | "cancelled";
+  run_id: string; session_id: string; tool_call_id: string;
+  prompt: ApprovalPrompt | ClarifyPrompt; response?: string;
+  created_at: string; expires_at: string | null; resolved_at: string | null;
+}
+
+export interface ModelInfo { ref: string; [k: string]: unknown }
+
+/** GET /api/commands: slash commands the server supports. */
+export interface Command { name: string; args?: string; description: string }
+
+// ---- Transcript ----------------------------------------------------------
+
+export type ToolStatus =
+  | "pending" | "awaiting_approval" | "awaiting_clarify" | "running"
+  | "ok" | "error" | "timeout" | "denied" | "cancelled";
+
+export interface ToolInfo {
+  tool_call_id: string; name: string; label: string; args: unknown;
+  status: ToolStatus; output?: string; result?: any; error?: string;
+  duration_ms?: number; request_id?: string;
+  /** Client-only: live output from tool.updated while running. */
+  live_output?: string;
+  /** Client-only: ms timestamp of tool.started (for a running timer). */
+  started_ms?: number;
+}
+
+export type ItemKind = "user" | "assistant" | "reasoning" | "tool_call" | "run_end" | "compaction" | "notice";
+
+/** One transcript entry, as GET /api/sessions/{id}/messages returns it, then
+ * kept current by events. "notice" is client-only (diagnostics, context
+ * warnings, resyncs shown inline). */
+export interface Item {
+  id: string; kind: ItemKind; run_id: string; turn_id?: string; created_at: string;
+  text?: string; signature?: string; open?: boolean; partial?: boolean;
+  tool?: ToolInfo; status?: string; error?: ErrorInfo;
+  compaction?: { reason: string; summary: string; tokens_saved: number; original_count: number; compacted_count: number; covered_messages: number };
+  last_event_id: number;
+  /** Client-only: came from the snapshot (history), not a live event. */
+  replay?: boolean;
+  /** Client-only, notices: level and code. */
+  level?: "info" | "warning" | "error"; code?: string;
+}
+
+/** Items are held one signal each, so a streaming delta re-renders only
+ * the item it touches; the list signal changes only when items are added
+ * or removed. */
+export interface ItemModel { id: string; sig: Signal<Item> }
+
+// ---- Activity feed (seed 002) --------------------------------------------
+
+export interface ActivityNode {
+  id: string; // turn_id, tool_call_id, reasoning id, or a client id
+  type: "run" | "turn" | "think" | "tool" | "received";
+  label: string;
+  state: "running" | "done" | "error" | "waiting";
+  tool?: string; args?: unknown; result?: unknown; output?: string;
+  startedAt: number; endedAt?: number; durationMs?: number;
+  children: ActivityNode[];
+  replay: boolean;
+}
+
+// ---- Per-session live state ----------------------------------------------
+
+export interface TodoItem { id: string; content: string; status: "pending" | "in_progress" | "done" | "cancelled" }
+
+export interface SessionState {
+  id: string;
+  items: Signal<ItemModel[]>;
+  activity: Signal<ActivityNode[]>; // roots: one per run, newest last
+  runs: Signal<Run[]>; // every run of the session, oldest first
+  todos: Signal<TodoItem[]>;
+  /** Messages whose runs wait in "queued" behind the busy run: shown above
+   * the composer (removable), not in the transcript, until their run starts. */
+  queued: Signal<{ run_id: string; text: string; created_at: string }[]>;
+  /** The busy run (running, awaiting_*, cancelling), if any. */
+  busyRun: Signal<Run | null>;
+  usage: Signal<{ total: UsageTotals; contextTokens: number; contextWindow: number; model: string; provider: string; demo: boolean }>;
+  /** Loaded from the snapshot; false while loading. */
+  loaded: Signal<boolean>;
+  /** Highest event id applied to this session. */
+  cursor: number;
+}
+
+export type Connection = "connecting" | "live" | "reconnecting" | "offline";
