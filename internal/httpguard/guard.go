@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // DefaultMaxBodyBytes caps request bodies when Config.MaxBodyBytes is zero.
@@ -127,7 +128,7 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 				"cross-origin state-changing requests are not allowed; add the origin to the allowed origins if it is trusted", nil)
 			return
 		}
-		if g.hasToken && !isHealthCheck(r) && !g.authorized(r) {
+		if g.hasToken && !isHealthCheck(r) && !isStaticPage(r) && !g.authorized(r) {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			WriteError(w, http.StatusUnauthorized, CodeUnauthorized,
 				"missing or invalid token; send \"Authorization: Bearer <CADUCEUS_TOKEN>\"", nil)
@@ -181,6 +182,14 @@ func isStateChanging(method string) bool {
 		return false
 	}
 	return true
+}
+
+// isStaticPage reports a read of the browser workbench's page or bundle
+// (everything outside /api/). They hold no data, and a browser must load
+// them before it can ask the person for the token the API then requires.
+func isStaticPage(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		r.URL != nil && r.URL.Path != "/api" && !strings.HasPrefix(r.URL.Path, "/api/")
 }
 
 func isHealthCheck(r *http.Request) bool {

@@ -149,6 +149,11 @@ func TestTokenCheck(t *testing.T) {
 		{"health exempt for HEAD", g, request{method: "HEAD", target: "/api/health"}, 200},
 		{"health exemption is GET only", g, request{method: "POST", target: "/api/health"}, 401},
 		{"health exemption is exact", g, request{target: "/api/healthz"}, 401},
+		{"workbench page needs no token", g, request{target: "/"}, 200},
+		{"workbench bundle needs no token", g, request{target: "/assets/app.js"}, 200},
+		{"workbench exemption is for reads", g, request{method: "POST", target: "/"}, 401},
+		{"api root is not a page", g, request{target: "/api"}, 401},
+		{"api needs the token", g, request{target: "/api/sessions"}, 401},
 		{"health exemption is not a prefix", g, request{target: "/api/health/../runs"}, 401},
 
 		{"query token on event-stream GET", g, request{target: "/api/events?access_token=" + testToken,
