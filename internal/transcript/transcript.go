@@ -7,6 +7,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,6 +84,7 @@ func (t *Tool) Done() bool {
 
 // Builder folds events in ID order.
 type Builder struct {
+	started map[string]bool // runs a runner claimed (run.started seen)
 	items   []*Item
 	byID    map[string]*Item // segments by id, tools by call id and request id
 	builder map[string]*strings.Builder
@@ -90,7 +92,7 @@ type Builder struct {
 
 // New returns an empty Builder.
 func New() *Builder {
-	return &Builder{byID: map[string]*Item{}, builder: map[string]*strings.Builder{}}
+	return &Builder{started: map[string]bool{}, byID: map[string]*Item{}, builder: map[string]*strings.Builder{}}
 }
 
 // Fold is New, Add for each event, Items.
@@ -189,12 +191,40 @@ func (b *Builder) Add(e event.Event) {
 		if json.Unmarshal(e.Payload, &p) == nil {
 			b.push(&Item{ID: "cmp_" + strconv.FormatInt(e.ID, 10), Kind: KindCompaction, Text: p.Summary, Compaction: &p}, e)
 		}
+	case event.RunStarted:
+		b.started[e.RunID] = true
 	case event.RunDone:
 		var p event.RunDonePayload
-		if json.Unmarshal(e.Payload, &p) == nil && p.Status != "completed" {
-			b.push(&Item{ID: "end_" + e.RunID, Kind: KindRunEnd, Status: p.Status, Error: p.Error}, e)
+		if json.Unmarshal(e.Payload, &p) != nil || p.Status == "completed" {
+			return
+		}
+		if p.Status == "cancelled" && b.unstarted(e.RunID) {
+			b.withdraw(e.RunID)
+			return
+		}
+		b.push(&Item{ID: "end_" + e.RunID, Kind: KindRunEnd, Status: p.Status, Error: p.Error}, e)
+	}
+}
+
+// unstarted reports a run no runner took: no run.started and nothing but
+// its message.
+func (b *Builder) unstarted(runID string) bool {
+	if b.started[runID] {
+		return false
+	}
+	for _, it := range b.items {
+		if it.RunID == runID && it.Kind != KindUser {
+			return false
 		}
 	}
+	return true
+}
+
+// withdraw drops a run that was cancelled before any runner took it: a
+// queued message the person removed. Neither the transcript nor the model
+// sees it, as if it had never been sent.
+func (b *Builder) withdraw(runID string) {
+	b.items = slices.DeleteFunc(b.items, func(it *Item) bool { return it.RunID == runID })
 }
 
 func (b *Builder) push(it *Item, e event.Event) {

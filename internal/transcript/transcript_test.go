@@ -3,6 +3,7 @@ package transcript_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -416,5 +417,31 @@ func TestFoldRuns(t *testing.T) {
 	msgs, pending := transcript.History(transcript.FoldRuns(evs, runs, "run_2"))
 	if len(pending) != 0 || len(msgs) != 4 || msgs[1].Text != "answer one" || msgs[2].Text != "second" || msgs[3].Text != "answer two" {
 		t.Fatalf("history = %+v pending %+v", msgs, pending)
+	}
+}
+
+func TestFoldWithdrawsQueuedRunsCancelledBeforeStart(t *testing.T) {
+	j := newJournal()
+	j.add("run_1", event.RunQueued, event.RunQueuedPayload{Input: "first"})
+	j.user("run_1", "msg_u1", "first")
+	j.add("run_1", event.RunStarted, event.RunStartedPayload{RunnerID: "rn", Attempt: 1})
+	j.add("run_2", event.RunQueued, event.RunQueuedPayload{Input: "removed from the queue"})
+	j.user("run_2", "msg_u2", "removed from the queue")
+	j.add("run_2", event.RunDone, event.RunDonePayload{Status: "cancelled"}) // never started
+	j.text("run_1", "trn_1", "msg_a1", "answer")
+	j.add("run_1", event.RunDone, event.RunDonePayload{Status: "cancelled"}) // started: stays, with its end
+	items := transcript.Fold(j.evs)
+	var got []string
+	for _, it := range items {
+		got = append(got, it.ID)
+	}
+	if want := []string{"msg_u1", "msg_a1", "end_run_1"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("items %v, want %v", got, want)
+	}
+	msgs, _ := transcript.History(items)
+	for _, m := range msgs {
+		if strings.Contains(m.Text, "removed") {
+			t.Fatalf("the model would see the withdrawn message: %+v", msgs)
+		}
 	}
 }
