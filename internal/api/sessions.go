@@ -1,10 +1,14 @@
 package api
 
 import (
+	"cmp"
+	"context"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
@@ -175,7 +179,7 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	evs, err := a.st.Events(r.Context(), store.EventQuery{SessionID: sid})
+	evs, err := a.transcriptEvents(r.Context(), sid, runs)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -255,4 +259,33 @@ func (a *API) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 		out = append(out, v)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"runs": out})
+}
+
+// transcriptEvents reads what the transcript of a session is folded from.
+// Streamed fragments are most of a long session's journal, yet a finished
+// run's segments are all closed by message.done / reasoning.done carrying
+// the whole text, so fragments are read only for runs still going: a
+// 2,000-message session then reads thousands of events, not hundreds of
+// thousands.
+func (a *API) transcriptEvents(ctx context.Context, sid string, runs []store.Run) ([]event.Event, error) {
+	deltas := []event.Type{event.MessageDelta, event.ReasoningDelta}
+	evs, err := a.st.Events(ctx, store.EventQuery{SessionID: sid, NotTypes: deltas})
+	if err != nil {
+		return nil, err
+	}
+	merged := false
+	for _, ru := range runs {
+		if ru.Status.Terminal() {
+			continue
+		}
+		more, err := a.st.Events(ctx, store.EventQuery{RunID: ru.ID, Types: deltas})
+		if err != nil {
+			return nil, err
+		}
+		evs, merged = append(evs, more...), merged || len(more) > 0
+	}
+	if merged {
+		slices.SortFunc(evs, func(x, y event.Event) int { return cmp.Compare(x.ID, y.ID) })
+	}
+	return evs, nil
 }
