@@ -1,0 +1,19 @@
+// Entry: styles, the store, and the app mounted into #app. The store is
+// created here, once, and handed to the views through StoreContext.
+
+import { render } from "preact";
+import { App } from "./shell/App";
+import { StoreContext } from "./state/context";
+import { createStore } from "./state/store";
+import "./styles/base.css";
+import "./shell/shell.css";
+import "./styles/transcript.css";
+
+const store = createStore();
+render(
+  <StoreContext.Provider value={store}>
+    <App />
+  </StoreContext.Provider>,
+  document.getElementById("app")!,
+);
+store.start();

@@ -1,0 +1,157 @@
+// The workbench layout: sessions sidebar | main column (header, transcript,
+// queued tray, composer) | activity panel. On narrow screens the sidebar is
+// a drawer and the activity panel an overlay. Global shortcuts live here.
+
+import { useSignalEffect } from "@preact/signals";
+import { useEffect, useMemo } from "preact/hooks";
+import { useStore } from "../state/context";
+import { ActivityPanel } from "../transcript/Activity";
+import { Transcript } from "../transcript/Transcript";
+import { Composer } from "./Composer";
+import { ConfirmDialog } from "./Dialog";
+import { Header } from "./Header";
+import { isMac } from "./format";
+import { IClose, IPlus, Logo } from "./icons";
+import { Sidebar } from "./Sidebar";
+import { Toast } from "./Toast";
+import { createViewState, useView, ViewContext, WIDE_QUERY } from "./view";
+
+export function App() {
+  const view = useMemo(createViewState, []);
+  return (
+    <ViewContext.Provider value={view}>
+      <Shell />
+    </ViewContext.Provider>
+  );
+}
+
+function Shell() {
+  const store = useStore();
+  const view = useView();
+  const s = store.active.value;
+
+  useShortcuts();
+
+  // The tab title names the session and counts what waits for a person.
+  useSignalEffect(() => {
+    const id = store.activeId.value;
+    const title = id ? store.sessions.value.find((x) => x.id === id)?.title || "New session" : "";
+    const n = store.pending.value.length;
+    document.title = `${n ? `(${n}) ` : ""}${title ? `${title} · ` : ""}Caduceus`;
+  });
+
+  // Crossing the wide breakpoint resets the activity panel to its default
+  // there (column when wide, closed overlay when narrow).
+  useEffect(() => {
+    const mq = matchMedia(WIDE_QUERY);
+    const on = () => (view.activityOpen.value = mq.matches);
+    mq.addEventListener("change", on);
+    return () => mq.removeEventListener("change", on);
+  }, []);
+
+  const activity = view.activityOpen.value;
+  const drawer = view.sidebarOpen.value;
+
+  return (
+    <div class={"app" + (activity ? " with-activity" : "")}>
+      <a class="skip-link" href="#composer-anchor" onClick={(e) => {
+        e.preventDefault();
+        (document.querySelector("[data-testid=composer]") as HTMLElement | null)?.focus();
+      }}>Skip to message box</a>
+      <Sidebar />
+      {drawer && <div class="scrim scrim-sidebar" onClick={() => (view.sidebarOpen.value = false)} aria-hidden="true" />}
+      <main class="main" aria-label="Conversation">
+        <Header />
+        <div class="main-body">
+          {s ? <Transcript session={s} /> : <EmptyState />}
+        </div>
+        <span id="composer-anchor" />
+        <Composer session={s} />
+      </main>
+      {activity && (
+        <>
+          <div class="scrim scrim-activity" onClick={() => (view.activityOpen.value = false)} aria-hidden="true" />
+          <aside class="activity-pane" id="activity-pane" aria-label="Activity">
+            <div class="pane-head">
+              <h2>Activity</h2>
+              <button type="button" class="icon-btn sm" aria-label="Close activity" onClick={() => (view.activityOpen.value = false)}>
+                <IClose size={16} />
+              </button>
+            </div>
+            <div class="pane-body">
+              {s ? <ActivityPanel session={s} /> : <p class="pane-empty">Open a session to see what its agent does: turns, reasoning and tool calls, live.</p>}
+            </div>
+          </aside>
+        </>
+      )}
+      {view.deleting.value && <DeleteDialog />}
+      <Toast />
+    </div>
+  );
+}
+
+function DeleteDialog() {
+  const store = useStore();
+  const view = useView();
+  const s = view.deleting.value!;
+  return (
+    <ConfirmDialog
+      title="Delete this session?"
+      body={<>“{s.title || "New session"}” and its whole history (messages, runs, answers) will be deleted. This cannot be undone.</>}
+      confirmLabel="Delete session"
+      confirmTestId="confirm-delete"
+      cancelTestId="cancel-delete"
+      onCancel={() => (view.deleting.value = null)}
+      onConfirm={() => {
+        view.deleting.value = null;
+        void store.deleteSession(s.id);
+      }}
+    />
+  );
+}
+
+function EmptyState() {
+  const store = useStore();
+  const demo = store.meta.value?.demo_model;
+  return (
+    <div class="empty">
+      <div class="empty-inner">
+        <Logo size={44} />
+        <h2>Start a session</h2>
+        <p class="empty-lead">A session is one conversation with an agent working in your workspace. Everything it does is recorded, and commands wait for your approval.</p>
+        <button type="button" class="btn btn-primary btn-lg" data-testid="empty-new-session" onClick={() => void store.createSession()}>
+          <IPlus size={18} /> New session
+        </button>
+        <ul class="empty-hints">
+          {demo && <li><strong>Offline demo model.</strong> Try “list the files”, “run a command” or “ask me a question”.</li>}
+          <li>Press <kbd>/</kbd> to type a message, <kbd>{isMac() ? "⌘" : "Ctrl"}</kbd>+<kbd>K</kbd> to search sessions; <code>/help</code> lists the commands.</li>
+        </ul>
+      </div>
+    </div>
+  );
+}
+
+/** Ctrl/Cmd+K: search sessions. "/" (when nothing has focus): the composer. */
+function useShortcuts() {
+  const view = useView();
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "k") {
+        e.preventDefault();
+        view.sidebarOpen.value = true; // the drawer on phones; harmless on desktop
+        requestAnimationFrame(() => (document.getElementById("session-search") as HTMLInputElement | null)?.focus());
+        return;
+      }
+      const el = document.activeElement;
+      const idle = !el || el === document.body || el === document.documentElement;
+      if (e.key === "/" && idle && !e.ctrlKey && !e.metaKey && !e.altKey) {
+        e.preventDefault();
+        (document.querySelector("[data-testid=composer]") as HTMLTextAreaElement | null)?.focus();
+        return;
+      }
+      if (e.key === "Escape" && view.sidebarOpen.value) view.sidebarOpen.value = false;
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
+}

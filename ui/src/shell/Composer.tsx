@@ -1,0 +1,322 @@
+// The composer: an auto-growing textarea (Enter sends, Shift+Enter breaks
+// the line, Esc stops the run), Send and Stop, the queued tray above it, and
+// slash commands with an autocomplete menu fed by GET /api/commands. The
+// commands run here through the store; an unknown one is an error in the
+// composer, never a message to the agent.
+
+import { useComputed, useSignal } from "@preact/signals";
+import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
+import type { Store } from "../state/contract";
+import { useStore } from "../state/context";
+import { defaultModelLabel } from "../state/store";
+import type { Command, SessionState } from "../state/types";
+import { isMac } from "./format";
+import { runStatusOf } from "./Header";
+import { IClose, ISend, IStop } from "./icons";
+import { useView, type ViewState } from "./view";
+
+interface MenuEntry { key: string; kind: "command" | "model"; label: string; hint: string; cmd?: Command; value: string }
+
+/** What the slash menu offers for the text typed so far (null: no menu). */
+function menuFor(text: string, commands: Command[], store: Store): MenuEntry[] | null {
+  if (!text.startsWith("/") || text.startsWith("//") || text.includes("\n")) return null;
+  const m = /^\/(\S*)(\s+([\s\S]*))?$/.exec(text);
+  if (!m) return null;
+  const [, name, withArgs, arg = ""] = m;
+  if (!withArgs) {
+    const q = name.toLowerCase();
+    return commands
+      .filter((c) => c.name.startsWith(q))
+      .map((c) => ({ key: c.name, kind: "command", label: `/${c.name}`, hint: c.description, cmd: c, value: c.name }));
+  }
+  if (name === "model") {
+    const q = arg.trim().toLowerCase();
+    const all = [{ ref: "", label: defaultModelLabel(store.meta.peek()), provider: "" }, ...store.models.peek()];
+    return all
+      .filter((mo) => !q || mo.ref.toLowerCase().includes(q) || mo.label.toLowerCase().includes(q))
+      .map((mo) => ({ key: `model:${mo.ref}`, kind: "model", label: mo.ref || "default", hint: mo.ref ? mo.label : mo.label, value: mo.ref || "default" }));
+  }
+  return null;
+}
+
+export function Composer({ session }: { session: SessionState | null }) {
+  const store = useStore();
+  const view = useView();
+  const sid = session?.id ?? "";
+  const text = useSignal(view.drafts.get(sid) ?? "");
+  const error = useSignal<string | null>(null);
+  const sel = useSignal(0);
+  const menuClosed = useSignal(false); // Esc hides the menu until the text changes
+  const composing = useRef(false);
+  const area = useRef<HTMLTextAreaElement>(null);
+  const status = runStatusOf(session);
+  const busy = !!session?.busyRun.value;
+
+  const menu = useComputed(() => (menuClosed.value ? null : menuFor(text.value, store.commands.value, store)));
+
+  // Drafts survive switching sessions.
+  useEffect(() => {
+    text.value = view.drafts.get(sid) ?? "";
+    error.value = null;
+  }, [sid]);
+
+  // Grow with the text up to ~40% of the viewport, then scroll inside.
+  useLayoutEffect(() => {
+    const el = area.current;
+    if (!el) return;
+    el.style.height = "auto";
+    el.style.height = `${Math.min(el.scrollHeight, Math.round(window.innerHeight * 0.4))}px`;
+  }, [text.value]);
+
+  const setText = (v: string) => {
+    text.value = v;
+    view.drafts.set(sid, v);
+    menuClosed.value = false;
+    sel.value = 0;
+    if (error.value) error.value = null;
+  };
+
+  const submit = async () => {
+    const raw = text.value;
+    if (!raw.trim()) return;
+    if (raw.startsWith("/") && !raw.startsWith("//")) {
+      const err = await runCommand(raw.trim(), store, view);
+      if (err) {
+        error.value = err;
+        return;
+      }
+      setText("");
+      return;
+    }
+    // "//text" sends "/text": a way to start a message with a slash.
+    const content = raw.startsWith("//") ? raw.slice(1) : raw;
+    setText("");
+    // No session yet: the first message starts one.
+    if (!store.activeId.peek()) {
+      const err = await store.createSession();
+      if (err) {
+        setText(raw);
+        error.value = err.message;
+        return;
+      }
+    }
+    const err = await store.send(content);
+    if (err) {
+      // Give the text back so nothing typed is lost.
+      if (!text.value) setText(raw);
+      error.value = err.message;
+    }
+  };
+
+  const pick = (e: MenuEntry, run: boolean) => {
+    if (e.kind === "command") {
+      const takesArgs = !!e.cmd?.args;
+      setText(`/${e.value}${takesArgs || !run ? " " : ""}`);
+      if (run && !takesArgs) void submit();
+    } else {
+      setText(`/model ${e.value}`);
+      if (run) void submit();
+    }
+    area.current?.focus();
+  };
+
+  const onKeyDown = (e: KeyboardEvent) => {
+    // An IME is composing: Enter confirms the composition, not the message.
+    if (e.isComposing || composing.current || e.keyCode === 229) return;
+    const items = menu.value;
+    if (items && items.length) {
+      if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        e.preventDefault();
+        const d = e.key === "ArrowDown" ? 1 : -1;
+        sel.value = (sel.value + d + items.length) % items.length;
+        return;
+      }
+      if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey)) {
+        const it = items[Math.min(sel.value, items.length - 1)];
+        // Enter on an exact, complete command line runs it as typed.
+        const exact = e.key === "Enter" && it.kind === "command" && !it.cmd?.args && text.value.trim() === `/${it.value}`;
+        e.preventDefault();
+        if (exact) void submit();
+        else pick(it, e.key === "Enter");
+        return;
+      }
+      if (e.key === "Escape") {
+        e.preventDefault();
+        menuClosed.value = true;
+        return;
+      }
+    }
+    if (e.key === "Enter" && !e.shiftKey) {
+      e.preventDefault();
+      void submit();
+    } else if (e.key === "Escape" && busy) {
+      e.preventDefault();
+      void store.stop();
+    }
+  };
+
+  const items = menu.value;
+  const queued = session?.queued.value ?? [];
+  const blank = !text.value.trim();
+
+  return (
+    <div class="composer-wrap">
+      {view.helpOpen.value && <HelpPanel />}
+      {queued.length > 0 && (
+        <div class="queued" aria-label="Queued messages">
+          <div class="queued-head">Queued · sent when the current run finishes</div>
+          <ul>
+            {queued.map((q) => (
+              <li key={q.run_id} class="queued-item" data-testid="queued-item" data-run-id={q.run_id}>
+                <span class="queued-text" title={q.text}>{q.text}</span>
+                <button type="button" class="icon-btn sm" data-testid="queued-remove" aria-label="Remove queued message" title="Remove" onClick={() => void store.cancelRun(q.run_id)}>
+                  <IClose size={15} />
+                </button>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <div class="composer-box">
+        {items && items.length > 0 && (
+          <ul class="slash-menu" data-testid="slash-menu" role="listbox" id="slash-menu" aria-label="Commands">
+            {items.map((it, i) => (
+              <li
+                key={it.key}
+                id={`slash-opt-${i}`}
+                role="option"
+                aria-selected={i === sel.value}
+                class={"slash-item" + (i === sel.value ? " sel" : "")}
+                data-testid={it.kind === "command" ? "slash-item" : "slash-arg"}
+                data-command={it.kind === "command" ? it.value : "model"}
+                data-value={it.kind === "model" ? it.value : undefined}
+                onMouseDown={(e) => e.preventDefault() /* keep focus in the textarea */}
+                onMouseEnter={() => (sel.value = i)}
+                onClick={() => pick(it, true)}
+              >
+                <span class="slash-name">{it.label}{it.cmd?.args && <span class="slash-args"> {it.cmd.args}</span>}</span>
+                <span class="slash-hint">{it.hint}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+        <textarea
+          ref={area}
+          data-testid="composer"
+          class="composer"
+          rows={1}
+          placeholder={session ? (busy ? "Queue a message…" : "Message the agent…") : "Message the agent to start a session…"}
+          aria-label="Message"
+          aria-autocomplete="list"
+          aria-controls={items && items.length ? "slash-menu" : undefined}
+          aria-activedescendant={items && items.length ? `slash-opt-${sel.value}` : undefined}
+          aria-invalid={error.value ? true : undefined}
+          aria-describedby={error.value ? "composer-error" : "composer-hint"}
+          value={text.value}
+          onInput={(e) => setText(e.currentTarget.value)}
+          onKeyDown={onKeyDown}
+          onCompositionStart={() => (composing.current = true)}
+          onCompositionEnd={() => (composing.current = false)}
+        />
+        <div class="composer-actions">
+          {busy && (
+            <button type="button" class="btn btn-stop" data-testid="stop" onClick={() => void store.stop()} disabled={status === "cancelling"} title="Stop the run (Esc)">
+              <IStop size={14} /> {status === "cancelling" ? "Stopping" : "Stop"}
+            </button>
+          )}
+          <button type="button" class="btn btn-primary btn-send" data-testid="send" disabled={blank} onClick={() => void submit()} aria-label={busy ? "Queue message" : "Send message"} title={busy ? "Queue (Enter)" : "Send (Enter)"}>
+            <ISend size={16} />
+          </button>
+        </div>
+      </div>
+      <div class="composer-foot">
+        {error.value ? (
+          <span class="composer-error" data-testid="composer-error" id="composer-error" role="alert">{error.value}</span>
+        ) : (
+          <span class="composer-hint" id="composer-hint">
+            <kbd>Enter</kbd> send · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line{busy && <> · <kbd>Esc</kbd> stop</>} · <kbd>/</kbd> commands
+          </span>
+        )}
+      </div>
+    </div>
+  );
+}
+
+/** Runs a slash command; returns an error text for the composer. */
+async function runCommand(line: string, store: Store, view: ViewState): Promise<string | null> {
+  const m = /^\/(\S+)\s*([\s\S]*)$/.exec(line);
+  const name = m?.[1] ?? "";
+  const arg = (m?.[2] ?? "").trim();
+  if (!store.commands.peek().some((c) => c.name === name)) return `Unknown command /${name} — type /help`;
+  const needSession = () => (store.activeId.peek() ? null : "Open or create a session first (/new).");
+  switch (name) {
+    case "new": {
+      const err = await store.createSession();
+      return err ? err.message : null;
+    }
+    case "stop": {
+      const err = await store.stop();
+      return err ? err.message : null;
+    }
+    case "help":
+      view.helpOpen.value = true;
+      return null;
+    case "compact": {
+      const no = needSession();
+      if (no) return no;
+      const err = await store.compact();
+      return err ? err.message : null;
+    }
+    case "title": {
+      const no = needSession();
+      if (no) return no;
+      if (!arg) return "Usage: /title <title>";
+      const err = await store.renameSession(store.activeId.peek()!, arg);
+      return err ? err.message : null;
+    }
+    case "model": {
+      const no = needSession();
+      if (no) return no;
+      if (!arg) return "Usage: /model <model> (or /model default)";
+      const ref = arg === "default" ? "" : arg;
+      if (ref && !store.models.peek().some((mo) => mo.ref === ref)) return `Unknown model “${ref}”. Type /model and a space to see the list.`;
+      const err = await store.setModel(ref);
+      return err ? err.message : null;
+    }
+    default:
+      // Listed by the server but not known to this UI (a newer server).
+      return `/${name} is not supported by this version of the UI.`;
+  }
+}
+
+function HelpPanel() {
+  const store = useStore();
+  const view = useView();
+  const close = () => (view.helpOpen.value = false);
+  return (
+    <section class="help-panel" data-testid="help-panel" aria-label="Help">
+      <div class="help-head">
+        <h2>Commands and keys</h2>
+        <button type="button" class="icon-btn sm" aria-label="Close help" onClick={close}><IClose size={15} /></button>
+      </div>
+      <div class="help-cols">
+        <dl class="help-list">
+          {store.commands.value.map((c) => (
+            <div key={c.name}>
+              <dt><code>/{c.name}{c.args ? ` ${c.args}` : ""}</code></dt>
+              <dd>{c.description}</dd>
+            </div>
+          ))}
+        </dl>
+        <dl class="help-list">
+          <div><dt><kbd>Enter</kbd></dt><dd>Send (queued while the agent works)</dd></div>
+          <div><dt><kbd>Shift</kbd>+<kbd>Enter</kbd></dt><dd>New line</dd></div>
+          <div><dt><kbd>Esc</kbd></dt><dd>Stop the running agent</dd></div>
+          <div><dt><kbd>{isMac() ? "⌘" : "Ctrl"}</kbd>+<kbd>K</kbd></dt><dd>Search sessions</dd></div>
+          <div><dt><kbd>/</kbd></dt><dd>Focus the message box</dd></div>
+          <div><dt><code>//text</code></dt><dd>Send a message that starts with “/”</dd></div>
+        </dl>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,168 @@
+// The main column's header: session title and run status, model picker,
+// token/context usage, connection dot, the global "needs you" bell and the
+// activity toggle. Heights are fixed so nothing shifts while text streams.
+
+import { useStore } from "../state/context";
+import { defaultModelLabel } from "../state/store";
+import type { SessionState } from "../state/types";
+import { statusText, tokens } from "./format";
+import { IActivity, IBell, IMenu } from "./icons";
+import { NeedsYouPanel } from "./NeedsYou";
+import { useView } from "./view";
+
+/** The status the header shows: the busy run's, else "queued" while a run
+ * waits to start, else idle. */
+export function runStatusOf(s: SessionState | null): string {
+  if (!s) return "idle";
+  const busy = s.busyRun.value;
+  if (busy) return busy.status;
+  return s.runs.value.some((r) => r.status === "queued") ? "queued" : "idle";
+}
+
+export function Header() {
+  const store = useStore();
+  const view = useView();
+  const s = store.active.value;
+  const id = store.activeId.value;
+  const session = id ? store.sessions.value.find((x) => x.id === id) : undefined;
+  const status = runStatusOf(s);
+
+  return (
+    <header class="header">
+      <button
+        type="button"
+        class="icon-btn hdr-menu"
+        data-testid="sidebar-toggle"
+        aria-label="Sessions"
+        aria-controls="sidebar"
+        aria-expanded={view.sidebarOpen.value}
+        onClick={() => (view.sidebarOpen.value = !view.sidebarOpen.value)}
+      >
+        <IMenu />
+      </button>
+      <div class="hdr-title-wrap">
+        <h1 class={"hdr-title" + (session?.title ? "" : " placeholder")} title={session?.title || undefined}>
+          {id ? session?.title || "New session" : "Caduceus"}
+        </h1>
+        {id && (
+          <span class={"badge badge-" + status} data-testid="run-status" data-status={status} role="status" aria-live="polite">
+            <span class="dot" aria-hidden="true" />
+            {statusText(status)}
+          </span>
+        )}
+      </div>
+      <div class="hdr-tools">
+        {id && <ModelPicker />}
+        {s && <Usage s={s} />}
+        <Connection />
+        <NeedsYouButton />
+        <button
+          type="button"
+          class={"icon-btn" + (view.activityOpen.value ? " on" : "")}
+          data-testid="activity-toggle"
+          aria-label="Activity"
+          title="Activity (what the agent is doing)"
+          aria-pressed={view.activityOpen.value}
+          aria-controls="activity-pane"
+          onClick={() => (view.activityOpen.value = !view.activityOpen.value)}
+        >
+          <IActivity />
+        </button>
+      </div>
+    </header>
+  );
+}
+
+function ModelPicker() {
+  const store = useStore();
+  const id = store.activeId.value;
+  const session = store.sessions.value.find((x) => x.id === id);
+  const models = store.models.value;
+  const value = session?.model ?? "";
+  const providers = [...new Set(models.map((m) => m.provider))];
+  // A model set elsewhere that this server does not list stays selectable.
+  const unknown = value && !models.some((m) => m.ref === value);
+  return (
+    <label class="model-picker">
+      <span class="sr-only">Model</span>
+      <select
+        data-testid="model-picker"
+        value={value}
+        title="Model for this session's next runs"
+        onChange={(e) => void store.setModel(e.currentTarget.value)}
+      >
+        <option value="">{defaultModelLabel(store.meta.value)}</option>
+        {unknown && <option value={value}>{value}</option>}
+        {providers.map((p) => (
+          <optgroup key={p} label={p}>
+            {models.filter((m) => m.provider === p).map((m) => (
+              <option key={m.ref} value={m.ref}>{m.label}</option>
+            ))}
+          </optgroup>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+function Usage({ s }: { s: SessionState }) {
+  const u = s.usage.value;
+  const total = u.total.input_tokens + u.total.output_tokens;
+  const pct = u.contextWindow > 0 && u.contextTokens > 0 ? Math.min(100, (u.contextTokens / u.contextWindow) * 100) : null;
+  const level = pct === null ? "" : pct >= 80 ? " hot" : pct >= 60 ? " warm" : "";
+  const detail = [
+    `Input ${u.total.input_tokens.toLocaleString()} · output ${u.total.output_tokens.toLocaleString()} tokens`,
+    u.total.cached_tokens ? `Cached ${u.total.cached_tokens.toLocaleString()}` : "",
+    u.total.reasoning_tokens ? `Reasoning ${u.total.reasoning_tokens.toLocaleString()}` : "",
+    u.total.cost_usd ? `Cost $${u.total.cost_usd.toFixed(4)}` : "",
+    u.contextWindow ? `Context ${u.contextTokens.toLocaleString()} of ${u.contextWindow.toLocaleString()} tokens` : "",
+    u.model ? `Model ${u.model}${u.provider && !u.model.startsWith(u.provider) ? ` (${u.provider})` : ""}` : "",
+  ].filter(Boolean).join("\n");
+  return (
+    <div class={"usage" + level} data-testid="usage" title={detail}>
+      <span class="usage-text">
+        {tokens(total)} tok{pct !== null && <> · {pct < 1 && pct > 0 ? "<1" : Math.round(pct)}% ctx</>}
+      </span>
+      <span class="meter" aria-hidden="true"><span style={{ width: `${pct ?? 0}%` }} /></span>
+      <span class="sr-only">{detail}</span>
+    </div>
+  );
+}
+
+const CONNECTION_TEXT = { connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…", offline: "Offline" } as const;
+
+function Connection() {
+  const store = useStore();
+  const c = store.connection.value;
+  const loud = c === "reconnecting" || c === "offline";
+  return (
+    <span class={"conn conn-" + c} data-testid="connection" data-state={c} title={`Event stream: ${CONNECTION_TEXT[c]}`} role="status">
+      <span class="dot" aria-hidden="true" />
+      {loud ? <span class="conn-text">{CONNECTION_TEXT[c]}</span> : <span class="sr-only">{CONNECTION_TEXT[c]}</span>}
+    </span>
+  );
+}
+
+function NeedsYouButton() {
+  const store = useStore();
+  const view = useView();
+  const n = store.pending.value.length;
+  return (
+    <div class="needs-you-wrap">
+      <button
+        type="button"
+        class={"icon-btn needs-you" + (n > 0 ? " has" : "")}
+        data-testid="needs-you"
+        data-count={n}
+        aria-label={n ? `Needs you: ${n} waiting` : "Needs you: nothing waiting"}
+        aria-haspopup="dialog"
+        aria-expanded={view.needsYouOpen.value}
+        onClick={() => (view.needsYouOpen.value = !view.needsYouOpen.value)}
+      >
+        <IBell />
+        {n > 0 && <span class="count" aria-hidden="true">{n > 99 ? "99+" : n}</span>}
+      </button>
+      {view.needsYouOpen.value && <NeedsYouPanel />}
+    </div>
+  );
+}

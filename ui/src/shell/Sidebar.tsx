@@ -1,0 +1,177 @@
+// The sessions sidebar: brand, New session, search, and the list (newest
+// first) with status badges, inline rename and delete with confirmation.
+// On phones it is an off-canvas drawer opened from the header.
+
+import { useSignal } from "@preact/signals";
+import { useEffect, useRef } from "preact/hooks";
+import { useStore } from "../state/context";
+import { sessionPath } from "../state/store";
+import type { Session } from "../state/types";
+import { isMac, relTime, statusText, waitsForPerson } from "./format";
+import { IClose, IPencil, IPlus, ISearch, ITrash, Logo } from "./icons";
+import { useView } from "./view";
+
+export function Sidebar() {
+  const store = useStore();
+  const view = useView();
+  const list = store.visibleSessions.value;
+  const filter = store.sessionFilter.value;
+  const version = store.meta.value?.version;
+
+  const create = async () => {
+    view.sidebarOpen.value = false;
+    await store.createSession();
+  };
+
+  return (
+    <aside class={"sidebar" + (view.sidebarOpen.value ? " open" : "")} aria-label="Sessions" id="sidebar">
+      <div class="sb-top">
+        <div class="brand">
+          <Logo />
+          <span class="brand-name">Caduceus</span>
+          {version && <span class="brand-version" title="Server version">{version}</span>}
+          <button type="button" class="icon-btn sb-close" aria-label="Close sessions" onClick={() => (view.sidebarOpen.value = false)}>
+            <IClose />
+          </button>
+        </div>
+        <button type="button" class="btn btn-primary sb-new" data-testid="new-session" onClick={create}>
+          <IPlus size={16} /> New session
+        </button>
+        <label class="sb-search">
+          <ISearch size={15} />
+          <input
+            type="search"
+            data-testid="session-search"
+            id="session-search"
+            placeholder="Search sessions"
+            aria-label="Search sessions by title"
+            value={filter}
+            onInput={(e) => (store.sessionFilter.value = e.currentTarget.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Escape" && filter) {
+                e.stopPropagation();
+                store.sessionFilter.value = "";
+              }
+            }}
+          />
+          <kbd class="sb-kbd" aria-hidden="true">{isMac() ? "⌘K" : "Ctrl K"}</kbd>
+        </label>
+      </div>
+      <nav class="sb-list-wrap" aria-label="Session list">
+        <ul class="sb-list" data-testid="session-list">
+          {list.map((s) => (
+            <SessionRow key={s.id} s={s} active={s.id === store.activeId.value} onDelete={() => (view.deleting.value = s)} />
+          ))}
+        </ul>
+        {list.length === 0 && (
+          <p class="sb-empty">{filter ? `No session title contains “${filter}”.` : "No sessions yet."}</p>
+        )}
+      </nav>
+    </aside>
+  );
+}
+
+function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDelete: () => void }) {
+  const store = useStore();
+  const view = useView();
+  const renaming = useSignal(false);
+  const renameBtn = useRef<HTMLButtonElement>(null);
+  const refocus = useRef(false);
+  // Leaving the rename box by keyboard puts focus back on its button.
+  useEffect(() => {
+    if (!renaming.value && refocus.current) {
+      refocus.current = false;
+      renameBtn.current?.focus();
+    }
+  });
+  const busy = s.status !== "idle" && s.status !== "interrupted";
+  const needsYou = waitsForPerson(s.status);
+
+  const open = (e: MouseEvent) => {
+    // Keep ctrl/middle-click "open in new tab" working: it is a real link.
+    if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    store.selectSession(s.id);
+    view.sidebarOpen.value = false;
+  };
+
+  return (
+    <li
+      class={"sb-item" + (active ? " active" : "") + (needsYou ? " needs-you" : "")}
+      data-testid="session-item"
+      data-session-id={s.id}
+      aria-current={active ? "page" : undefined}
+    >
+      {renaming.value ? (
+        <RenameInput s={s} done={(keyboard) => {
+          refocus.current = keyboard;
+          renaming.value = false;
+        }} />
+      ) : (
+        <a class="sb-link" href={sessionPath(s.id)} onClick={open}>
+          <span class={"sb-title" + (s.title ? "" : " placeholder")}>{s.title || "New session"}</span>
+          <span class="sb-meta">
+            {busy && (
+              <span class={"badge badge-" + s.status} data-testid="session-badge" data-status={s.status}>
+                <span class="dot" aria-hidden="true" />
+                {statusText(s.status)}
+              </span>
+            )}
+            <time class="sb-time" dateTime={s.updated_at} title={new Date(s.updated_at).toLocaleString()}>
+              {relTime(s.updated_at, view.now.value)}
+            </time>
+          </span>
+        </a>
+      )}
+      {!renaming.value && (
+        <span class="sb-actions">
+          <button type="button" ref={renameBtn} class="icon-btn sm" data-testid="session-rename" aria-label={`Rename “${s.title || "New session"}”`} title="Rename" onClick={() => (renaming.value = true)}>
+            <IPencil size={15} />
+          </button>
+          <button type="button" class="icon-btn sm danger" data-testid="session-delete" aria-label={`Delete “${s.title || "New session"}”`} title="Delete" onClick={onDelete}>
+            <ITrash size={15} />
+          </button>
+        </span>
+      )}
+    </li>
+  );
+}
+
+function RenameInput({ s, done }: { s: Session; done: (keyboard: boolean) => void }) {
+  const store = useStore();
+  const ref = useRef<HTMLInputElement>(null);
+  const saving = useRef(false);
+  useEffect(() => {
+    ref.current?.focus();
+    ref.current?.select();
+  }, []);
+  const save = async (keyboard: boolean) => {
+    if (saving.current) return;
+    saving.current = true;
+    const title = ref.current?.value.trim() ?? "";
+    if (title !== s.title) await store.renameSession(s.id, title);
+    done(keyboard);
+  };
+  return (
+    <input
+      ref={ref}
+      class="sb-rename"
+      data-testid="session-rename-input"
+      aria-label="Session title"
+      defaultValue={s.title}
+      maxLength={200}
+      onKeyDown={(e) => {
+        if (e.key === "Enter") {
+          e.preventDefault();
+          void save(true);
+        } else if (e.key === "Escape") {
+          e.preventDefault();
+          e.stopPropagation();
+          saving.current = true; // a blur follows; it must not save
+          done(true);
+        }
+      }}
+      onBlur={() => void save(false)}
+    />
+  );
+}

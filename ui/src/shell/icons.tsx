@@ -1,0 +1,43 @@
+// Stroke icons of the shell (24-unit grid, currentColor), inline so the app
+// loads nothing from other hosts. Always decorative: the button around an
+// icon carries the accessible name.
+
+import type { ComponentChildren } from "preact";
+
+function Svg({ size = 18, children }: { size?: number; children: ComponentChildren }) {
+  return (
+    <svg class="icon" width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.9"
+      stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false">
+      {children}
+    </svg>
+  );
+}
+
+type P = { size?: number };
+
+export const IPlus = (p: P) => <Svg {...p}><path d="M12 5v14M5 12h14" /></Svg>;
+export const ISearch = (p: P) => <Svg {...p}><circle cx="11" cy="11" r="6.5" /><path d="M20 20l-4.2-4.2" /></Svg>;
+export const IMenu = (p: P) => <Svg {...p}><path d="M4 7h16M4 12h16M4 17h16" /></Svg>;
+export const IClose = (p: P) => <Svg {...p}><path d="M6 6l12 12M18 6L6 18" /></Svg>;
+export const IPencil = (p: P) => <Svg {...p}><path d="M15.5 4.5l4 4L8 20H4v-4z" /></Svg>;
+export const ITrash = (p: P) => <Svg {...p}><path d="M4 7h16M9 7V4.5h6V7M6.5 7l1 13h9l1-13M10 11v5M14 11v5" /></Svg>;
+export const IBell = (p: P) => <Svg {...p}><path d="M6 16V11a6 6 0 0 1 12 0v5l1.5 2h-15z" /><path d="M10 20.5a2 2 0 0 0 4 0" /></Svg>;
+export const IBellOff = (p: P) => <Svg {...p}><path d="M8.5 5.3A6 6 0 0 1 18 11v5M6 11v5l-1.5 2H17M10 20.5a2 2 0 0 0 4 0M3 3l18 18" /></Svg>;
+export const IActivity = (p: P) => <Svg {...p}><path d="M3 12h4l3-7 4 14 3-7h4" /></Svg>;
+export const ISend = (p: P) => <Svg {...p}><path d="M12 19V5M6 11l6-6 6 6" /></Svg>;
+export const IStop = (p: P) => <Svg {...p}><rect x="7" y="7" width="10" height="10" rx="1.5" fill="currentColor" stroke="none" /></Svg>;
+export const IArrowRight = (p: P) => <Svg {...p}><path d="M5 12h14M13 6l6 6-6 6" /></Svg>;
+
+/** The mark: a winged staff with two serpents, drawn in the accent colour. */
+export function Logo({ size = 22 }: P) {
+  return (
+    <svg class="logo" width={size} height={size} viewBox="0 0 32 32" fill="none" stroke="currentColor" stroke-width="2"
+      stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false">
+      <path d="M16 4v25" />
+      <circle cx="16" cy="4.5" r="1.6" fill="currentColor" stroke="none" />
+      <path d="M16 8c-3-2.6-7.5-3.2-11-2 2.6 2.3 6.4 3.6 11 3.4M16 8c3-2.6 7.5-3.2 11-2-2.6 2.3-6.4 3.6-11 3.4" />
+      <path d="M12 12c0 2.4 8 2.6 8 5s-8 2.6-8 5 8 2.6 8 5" />
+      <path d="M20 12c0 2.4-8 2.6-8 5s8 2.6 8 5-8 2.6-8 5" opacity=".55" />
+    </svg>
+  );
+}

@@ -1,0 +1,227 @@
+// The activity tree (seed 002): one root per run, turns under it, thinking
+// and tool nodes under the turns. Every function here is pure: it returns a
+// new array of roots in which only the path to the changed node is copied,
+// so the views can compare nodes by identity and re-render only what moved.
+
+import type { ActivityNode, Item, Run, ToolStatus } from "./types";
+
+type Roots = ActivityNode[];
+type State = ActivityNode["state"];
+
+const ms = (ts: string | null | undefined): number => (ts ? Date.parse(ts) : 0);
+
+/** One line of a run's input, short enough for a tree row. */
+export function runLabel(input: string, kind?: string): string {
+  if (kind === "compact") return "Compact context";
+  const line = input.split("\n").find((l) => l.trim() !== "") ?? "";
+  return line.length > 80 ? line.slice(0, 79) + "…" : line.trim() || "Run";
+}
+
+export function runState(status: string): State {
+  switch (status) {
+    case "awaiting_approval":
+    case "awaiting_clarify":
+      return "waiting";
+    case "failed":
+    case "interrupted":
+    case "expired":
+      return "error";
+    case "completed":
+    case "cancelled":
+      return "done";
+    default:
+      return "running";
+  }
+}
+
+export function toolState(status: ToolStatus | string): State {
+  switch (status) {
+    case "pending":
+    case "running":
+      return "running";
+    case "awaiting_approval":
+    case "awaiting_clarify":
+      return "waiting";
+    case "ok":
+      return "done";
+    default:
+      return "error"; // error, timeout, denied, cancelled
+  }
+}
+
+export function runNode(run: Pick<Run, "id" | "input" | "status" | "created_at" | "started_at" | "ended_at">, replay: boolean, kind?: string): ActivityNode {
+  const startedAt = ms(run.started_at ?? run.created_at);
+  const endedAt = run.ended_at ? ms(run.ended_at) : undefined;
+  return {
+    id: run.id, type: "run", label: runLabel(run.input, kind ?? (run.input ? undefined : "compact")),
+    state: runState(run.status), startedAt, endedAt,
+    durationMs: endedAt !== undefined ? Math.max(0, endedAt - startedAt) : undefined,
+    children: [], replay,
+  };
+}
+
+function rootIndex(roots: Roots, runId: string): number {
+  for (let i = roots.length - 1; i >= 0; i--) if (roots[i].id === runId) return i;
+  return -1;
+}
+
+/** Returns node with the node `id` below it replaced by fn(node), copying
+ * the path; the same object when `id` is not there. */
+function mapPath(node: ActivityNode, id: string, fn: (n: ActivityNode) => ActivityNode): ActivityNode {
+  if (node.id === id) return fn(node);
+  for (let i = node.children.length - 1; i >= 0; i--) {
+    const c = node.children[i];
+    const next = mapPath(c, id, fn);
+    if (next !== c) {
+      const children = node.children.slice();
+      children[i] = next;
+      return { ...node, children };
+    }
+  }
+  return node;
+}
+
+function find(node: ActivityNode, id: string): ActivityNode | undefined {
+  if (node.id === id) return node;
+  for (const c of node.children) {
+    const f = find(c, id);
+    if (f) return f;
+  }
+  return undefined;
+}
+
+export function hasNode(roots: Roots, runId: string, id: string): boolean {
+  const i = rootIndex(roots, runId);
+  return i >= 0 && find(roots[i], id) !== undefined;
+}
+
+/** Replaces node `id` of run `runId` by fn(node); unchanged roots when
+ * either is missing. */
+export function updateNode(roots: Roots, runId: string, id: string, fn: (n: ActivityNode) => ActivityNode): Roots {
+  const i = rootIndex(roots, runId);
+  if (i < 0) return roots;
+  const next = mapPath(roots[i], id, fn);
+  if (next === roots[i]) return roots;
+  const out = roots.slice();
+  out[i] = next;
+  return out;
+}
+
+/** Adds or replaces a run's root (a re-claimed run keeps its children). */
+export function upsertRun(roots: Roots, node: ActivityNode): Roots {
+  const i = rootIndex(roots, node.id);
+  if (i < 0) return [...roots, node];
+  const out = roots.slice();
+  out[i] = { ...node, children: roots[i].children };
+  return out;
+}
+
+/** Adds `child` under `parentId` (a turn) of run `runId`, or under the run
+ * itself when parentId is empty. A missing run or turn is created, so an
+ * event whose opening we never saw still lands in the tree. */
+export function addChild(roots: Roots, runId: string, parentId: string | undefined, child: ActivityNode, ts: number): Roots {
+  let r = roots;
+  if (rootIndex(r, runId) < 0) {
+    r = [...r, { id: runId, type: "run", label: "Run", state: "running", startedAt: ts, children: [], replay: child.replay }];
+  }
+  if (parentId && !hasNode(r, runId, parentId)) {
+    r = addChild(r, runId, undefined, turnNode(parentId, countTurns(r, runId), ts, child.replay), ts);
+  }
+  return updateNode(r, runId, parentId || runId, (p) => ({ ...p, children: [...p.children.filter((c) => c.id !== child.id), child] }));
+}
+
+function countTurns(roots: Roots, runId: string): number {
+  const i = rootIndex(roots, runId);
+  return i < 0 ? 0 : roots[i].children.filter((c) => c.type === "turn").length;
+}
+
+/** A new model call of run `runId`. Turns are numbered by their place in
+ * the run (payload.index restarts when a run is re-claimed). The turn
+ * before it has ended, even if its turn.ended predates what we saw. */
+export function startTurn(roots: Roots, runId: string, turnId: string, ts: number, replay: boolean): Roots {
+  let r = roots;
+  const i = rootIndex(r, runId);
+  const prev = i >= 0 ? r[i].children.filter((c) => c.type === "turn").pop() : undefined;
+  if (prev && (prev.state === "running" || prev.state === "waiting")) {
+    r = updateNode(r, runId, prev.id, (n) => ({ ...n, state: "done" }));
+  }
+  return addChild(r, runId, undefined, turnNode(turnId, countTurns(r, runId), ts, replay), ts);
+}
+
+export function turnNode(id: string, index: number, startedAt: number, replay: boolean): ActivityNode {
+  return { id, type: "turn", label: `Turn ${index + 1}`, state: "running", startedAt, children: [], replay };
+}
+
+/** Closes a finished run: the root takes its final state and nodes still
+ * running (an aborted model call, a call cut by a cancel) stop with it. */
+export function endRun(roots: Roots, runId: string, status: string, endedAt: number, replay: boolean): Roots {
+  const childState: State = status === "completed" ? "done" : "error";
+  const close = (n: ActivityNode): ActivityNode => {
+    const children = n.children.map(close);
+    const open = n.state === "running" || n.state === "waiting";
+    if (!open && children.every((c, i) => c === n.children[i])) return n;
+    // A node from the snapshot has no reliable start: leave its time out.
+    const durationMs = n.durationMs ?? (n.replay ? undefined : Math.max(0, endedAt - n.startedAt));
+    return open ? { ...n, children, state: childState, endedAt: n.replay ? undefined : endedAt, durationMs } : { ...n, children };
+  };
+  return updateNode(roots, runId, runId, (root) => {
+    const closed = close({ ...root, state: "running" });
+    return { ...closed, state: runState(status), endedAt, durationMs: Math.max(0, endedAt - root.startedAt), replay };
+  });
+}
+
+/** The tree for a loaded transcript: runs from GET /runs (oldest first),
+ * nodes from the items grouped by run and turn. Everything is replay. */
+export function buildActivity(runs: Run[], items: Item[]): Roots {
+  const byRun = new Map<string, Item[]>();
+  for (const it of items) {
+    if (!it.turn_id) continue;
+    let list = byRun.get(it.run_id);
+    if (!list) byRun.set(it.run_id, (list = []));
+    list.push(it);
+  }
+  const roots: Roots = [];
+  for (const run of runs) {
+    if (run.status === "queued" || !run.started_at) continue;
+    const root = runNode(run, true);
+    const busy = !run.terminal && run.status !== "interrupted";
+    const turns: ActivityNode[] = [];
+    const turnOf = new Map<string, ActivityNode>();
+    for (const it of byRun.get(run.id) ?? []) {
+      let turn = turnOf.get(it.turn_id!);
+      if (!turn) {
+        turn = turnNode(it.turn_id!, turns.length, ms(it.created_at), true);
+        turn.state = "done";
+        turnOf.set(it.turn_id!, turn);
+        turns.push(turn);
+      }
+      if (it.kind === "reasoning") {
+        turn.children.push({
+          id: it.id, type: "think", label: "Thinking", state: it.open && busy ? "running" : "done",
+          output: it.text, startedAt: ms(it.created_at), children: [], replay: true,
+        });
+      } else if (it.kind === "tool_call" && it.tool) {
+        const t = it.tool;
+        const start = ms(it.created_at);
+        const state = toolState(t.status);
+        const done = state === "done" || state === "error";
+        turn.children.push({
+          id: t.tool_call_id, type: "tool", label: t.label || t.name, tool: t.name, args: t.args,
+          result: t.result, output: t.output, state: !busy && !done ? "error" : state, startedAt: start,
+          durationMs: done ? t.duration_ms ?? 0 : undefined, endedAt: done ? start + (t.duration_ms ?? 0) : undefined,
+          children: [], replay: true,
+        });
+      }
+    }
+    // The last turn of a busy run is the one still working.
+    if (busy && turns.length) {
+      const last = turns[turns.length - 1];
+      last.state = last.children.some((c) => c.state === "waiting") ? "waiting" : "running";
+    } else if (run.status === "failed" && turns.length) {
+      turns[turns.length - 1].state = "error";
+    }
+    root.children = turns;
+    roots.push(root);
+  }
+  return roots;
+}

@@ -1,0 +1,533 @@
+// Folds events into a session's live state. The transcript part mirrors the
+// server's fold (internal/transcript/transcript.go) rule for rule, so the
+// items a person watched stream in are the items GET .../messages returns
+// after a reload. On top of it: the activity tree, runs, usage, todos and
+// the queued tray.
+//
+// Each event type has one handler in `handlers`; the table is a
+// Record<EventType, …>, so adding a type to types.ts without handling it
+// fails the type check, and handledEventTypes() (the browser contract test)
+// is read off the same table.
+
+import { signal } from "@preact/signals";
+import * as A from "./activity";
+import type * as P from "./payloads";
+import type {
+  ActivityNode, Envelope, EventType, Item, ItemModel, Run, RunStatus, SessionState, ToolInfo, UsageTotals,
+} from "./types";
+
+/** A queued message waiting behind the busy run (not in the transcript yet). */
+interface Held { run_id: string; text: string; created_at: string; item?: ItemModel }
+
+/** SessionState plus the indexes the reducer needs. Views only see `state`. */
+export interface SessionModel {
+  state: SessionState;
+  byId: Map<string, ItemModel>; // segments and user messages by id, tools by call id
+  byRequest: Map<string, ItemModel>; // tool items by request id
+  runs: Map<string, Run>;
+  runOrder: Map<string, number>; // creation order, the order the server folds runs in
+  runKind: Map<string, string>; // "compact" for compaction runs
+  held: Map<string, Held>;
+  started: Set<string>; // runs a runner claimed (run.started seen)
+  /** Context window of the model answering now (tokens, 0 if unknown). */
+  contextWindow: number;
+}
+
+/** What the reducer needs from outside: model facts for the usage meter. */
+export interface ReduceEnv {
+  /** Context window of a model ref ("" = the server default), 0 if unknown. */
+  contextWindowOf(model: string): number;
+  providerOf(model: string): { provider: string; demo: boolean; ref: string };
+}
+
+const BUSY: ReadonlySet<string> = new Set(["running", "awaiting_approval", "awaiting_clarify", "cancelling", "paused"]);
+const TERMINAL: ReadonlySet<string> = new Set(["completed", "failed", "cancelled", "expired"]);
+const TOOL_OPEN: ReadonlySet<string> = new Set(["pending", "awaiting_approval", "awaiting_clarify", "running"]);
+
+const zeroUsage = (): UsageTotals => ({ input_tokens: 0, output_tokens: 0 });
+
+export function newSessionModel(id: string): SessionModel {
+  return {
+    state: {
+      id,
+      items: signal<ItemModel[]>([]),
+      activity: signal<ActivityNode[]>([]),
+      runs: signal<Run[]>([]),
+      todos: signal([]),
+      queued: signal([]),
+      busyRun: signal<Run | null>(null),
+      usage: signal({ total: zeroUsage(), contextTokens: 0, contextWindow: 0, model: "", provider: "", demo: false }),
+      loaded: signal(false),
+      cursor: 0,
+    },
+    byId: new Map(),
+    byRequest: new Map(),
+    runs: new Map(),
+    runOrder: new Map(),
+    runKind: new Map(),
+    held: new Map(),
+    started: new Set(),
+    contextWindow: 0,
+  };
+}
+
+// ---- items -----------------------------------------------------------------
+
+function newItem(ev: Envelope, fields: Partial<Item> & Pick<Item, "id" | "kind">, replay: boolean): ItemModel {
+  const it: Item = { run_id: ev.run_id, created_at: ev.ts, last_event_id: ev.id, replay, ...fields };
+  return { id: it.id, sig: signal(it) };
+}
+
+function orderOf(m: SessionModel, runId: string): number {
+  let o = m.runOrder.get(runId);
+  if (o === undefined) {
+    o = m.runOrder.size;
+    m.runOrder.set(runId, o);
+  }
+  return o;
+}
+
+/** Inserts an item at the end of its run's group: the server folds run by
+ * run in creation order, so an item of an older run goes before the items
+ * of newer runs already shown. Almost always a plain append. */
+function insert(m: SessionModel, im: ItemModel): void {
+  const list = m.state.items.value;
+  const o = orderOf(m, im.sig.peek().run_id);
+  let at = list.length;
+  while (at > 0 && orderOf(m, list[at - 1].sig.peek().run_id) > o) at--;
+  const next = list.slice();
+  next.splice(at, 0, im);
+  m.state.items.value = next;
+}
+
+/** Adds a new item to the index and the transcript. */
+function push(m: SessionModel, im: ItemModel): void {
+  m.byId.set(im.id, im);
+  insert(m, im);
+}
+
+function set(im: ItemModel, patch: Partial<Item>): void {
+  im.sig.value = { ...im.sig.peek(), ...patch };
+}
+
+function setTool(im: ItemModel, ev: Envelope, patch: Partial<ToolInfo>): void {
+  const it = im.sig.peek();
+  im.sig.value = { ...it, tool: { ...it.tool!, ...patch }, last_event_id: ev.id };
+}
+
+/** The event is already folded into the item (snapshot overlap). */
+const seen = (im: ItemModel | undefined, ev: Envelope) => im !== undefined && ev.id <= im.sig.peek().last_event_id;
+
+/** The open text or reasoning segment `id`, created on first sight like the
+ * server's segment(). */
+function segment(m: SessionModel, ev: Envelope, id: string, turnId: string, replay: boolean): ItemModel {
+  const have = m.byId.get(id);
+  if (have) return have;
+  const kind = ev.type.startsWith("reasoning.") ? "reasoning" : "assistant";
+  const im = newItem(ev, { id, kind, turn_id: turnId || undefined, open: true, text: "" }, replay);
+  push(m, im);
+  return im;
+}
+
+// ---- runs ------------------------------------------------------------------
+
+function putRun(m: SessionModel, run: Run): void {
+  const known = m.runs.has(run.id);
+  m.runs.set(run.id, run);
+  orderOf(m, run.id);
+  const list = m.state.runs.peek();
+  m.state.runs.value = known ? list.map((r) => (r.id === run.id ? run : r)) : [...list, run];
+  syncBusy(m);
+}
+
+/** Updates a run from one of its events, unless GET /runs already
+ * reflected that event (its last_event_id is at or past it). A run we never
+ * saw queued (it predates the snapshot cursor) is created from the event. */
+function patchRun(m: SessionModel, ev: Envelope, patch: Partial<Run>): Run | undefined {
+  const run = m.runs.get(ev.run_id);
+  if (run && ev.id <= run.last_event_id) return undefined;
+  const base: Run = run ?? {
+    id: ev.run_id, session_id: ev.session_id, status: "queued", terminal: false, input: "", model: "", attempt: 0,
+    last_event_id: 0, last_seq: 0, controls: [], pending_request_ids: [], usage: zeroUsage(), created_at: ev.ts, started_at: null, ended_at: null,
+  };
+  const next: Run = { ...base, ...patch, last_event_id: ev.id, last_seq: ev.seq };
+  putRun(m, next);
+  return next;
+}
+
+function syncBusy(m: SessionModel): void {
+  let busy: Run | null = null;
+  for (const r of m.state.runs.peek()) if (BUSY.has(r.status)) busy = r;
+  if (m.state.busyRun.peek() !== busy) m.state.busyRun.value = busy;
+}
+
+function syncQueued(m: SessionModel): void {
+  const list = [...m.held.values()]
+    .sort((a, b) => orderOf(m, a.run_id) - orderOf(m, b.run_id))
+    .map(({ run_id, text, created_at }) => ({ run_id, text, created_at }));
+  m.state.queued.value = list;
+}
+
+/** Moves a held message into the transcript: its run started, or ended
+ * (cancelled) before starting. */
+function release(m: SessionModel, runId: string): void {
+  const h = m.held.get(runId);
+  if (!h) return;
+  m.held.delete(runId);
+  if (h.item) push(m, h.item);
+  syncQueued(m);
+}
+
+/** A run cancelled before any runner took it (a queued message the person
+ * removed) is withdrawn, as the server's fold does: its message leaves the
+ * tray or the transcript, and no run_end is shown. */
+function withdrawn(m: SessionModel, runId: string): boolean {
+  if (m.started.has(runId)) return false;
+  const list = m.state.items.peek();
+  if (list.some((im) => im.sig.peek().run_id === runId && im.sig.peek().kind !== "user")) return false;
+  const h = m.held.get(runId);
+  if (h) {
+    m.held.delete(runId);
+    if (h.item) m.byId.delete(h.item.id);
+    syncQueued(m);
+  }
+  const keep = list.filter((im) => im.sig.peek().run_id !== runId);
+  if (keep.length !== list.length) {
+    for (const im of list) if (im.sig.peek().run_id === runId) m.byId.delete(im.id);
+    m.state.items.value = keep;
+  }
+  return true;
+}
+
+/** Whether a new queued run waits behind another: the session is busy or
+ * an older run is still queued. */
+function waitsBehind(m: SessionModel, runId: string): boolean {
+  if (m.state.busyRun.peek()) return true;
+  for (const r of m.runs.values()) if (r.id !== runId && r.status === "queued") return true;
+  return false;
+}
+
+function syncUsage(m: SessionModel, patch: Partial<SessionState["usage"]["value"]>): void {
+  const total = zeroUsage();
+  let cost = 0;
+  for (const r of m.state.runs.peek()) {
+    total.input_tokens += r.usage?.input_tokens ?? 0;
+    total.output_tokens += r.usage?.output_tokens ?? 0;
+    if (r.usage?.cached_tokens) total.cached_tokens = (total.cached_tokens ?? 0) + r.usage.cached_tokens;
+    if (r.usage?.reasoning_tokens) total.reasoning_tokens = (total.reasoning_tokens ?? 0) + r.usage.reasoning_tokens;
+    cost += r.usage?.cost_usd ?? 0;
+  }
+  if (cost) total.cost_usd = cost;
+  m.state.usage.value = { ...m.state.usage.peek(), ...patch, total };
+}
+
+// ---- activity ----------------------------------------------------------------
+
+function act(m: SessionModel, fn: (roots: ActivityNode[]) => ActivityNode[]): void {
+  const before = m.state.activity.peek();
+  const after = fn(before);
+  if (after !== before) m.state.activity.value = after;
+}
+
+const live = (n: ActivityNode): ActivityNode => (n.replay ? { ...n, replay: false } : n);
+
+// ---- handlers ----------------------------------------------------------------
+
+type Handler = (m: SessionModel, ev: Envelope, env: ReduceEnv, replay: boolean) => void;
+
+const closeSegment: Handler = (m, ev, _env, replay) => {
+  const p = ev.payload as P.DoneP;
+  const im = segment(m, ev, p.id, p.turn_id, replay);
+  if (ev.id < im.sig.peek().last_event_id) return; // already folded (the same event again is harmless)
+  set(im, { text: p.text, signature: p.signature || undefined, partial: p.partial || undefined, open: false, last_event_id: ev.id });
+  if (ev.type === "reasoning.done") {
+    const t = Date.parse(ev.ts);
+    const node: ActivityNode = { id: p.id, type: "think", label: "Thinking", state: "done", startedAt: t, endedAt: t, durationMs: 0, output: p.text, children: [], replay };
+    act(m, (r) => A.hasNode(r, ev.run_id, p.id)
+      ? A.updateNode(r, ev.run_id, p.id, (n) => ({ ...live(n), state: "done", endedAt: t, durationMs: Math.max(0, t - n.startedAt), output: p.text }))
+      : A.addChild(r, ev.run_id, p.turn_id, node, t));
+  }
+};
+
+const appendDelta: Handler = (m, ev, _env, replay) => {
+  const p = ev.payload as P.DeltaP;
+  const fresh = !m.byId.has(p.id);
+  const im = segment(m, ev, p.id, p.turn_id, replay);
+  const it = im.sig.peek();
+  if (!it.open || (!fresh && seen(im, ev))) return; // closed segment, or already folded in
+  im.sig.value = { ...it, text: (it.text ?? "") + p.delta, last_event_id: ev.id };
+  if (fresh && ev.type === "reasoning.delta") {
+    const t = Date.parse(ev.ts);
+    act(m, (r) => A.addChild(r, ev.run_id, p.turn_id, { id: p.id, type: "think", label: "Thinking", state: "running", startedAt: t, children: [], replay }, t));
+  }
+};
+
+const requested: Handler = (m, ev) => {
+  const p = ev.payload as P.RequestedP;
+  const im = m.byId.get(p.tool_call_id);
+  if (!im || seen(im, ev)) return;
+  const tool = im.sig.peek().tool;
+  if (!tool || !TOOL_OPEN.has(tool.status)) return;
+  m.byRequest.set(p.request_id, im);
+  setTool(im, ev, { request_id: p.request_id, status: ev.type === "clarify.requested" ? "awaiting_clarify" : "awaiting_approval" });
+  act(m, (r) => A.updateNode(r, ev.run_id, p.tool_call_id, (n) => ({ ...live(n), state: "waiting" })));
+};
+
+const resolved: Handler = (m, ev) => {
+  const p = ev.payload as P.ResolvedP;
+  const im = m.byRequest.get(p.request_id);
+  if (!im || seen(im, ev)) return;
+  const tool = im.sig.peek().tool;
+  if (!tool || !TOOL_OPEN.has(tool.status)) return;
+  setTool(im, ev, { status: "pending" });
+  act(m, (r) => A.updateNode(r, ev.run_id, tool.tool_call_id, (n) => ({ ...live(n), state: "running" })));
+};
+
+/** Client-only items for what the server's fold leaves out (diagnostics,
+ * context warnings); keyed by event id, so a repeat is dropped. */
+const notice = (m: SessionModel, ev: Envelope, level: Item["level"], code: string, text: string, replay: boolean) => {
+  const id = `ntc_${ev.id}`;
+  if (!m.byId.has(id)) push(m, newItem(ev, { id, kind: "notice", level, code, text }, replay));
+};
+
+export const handlers: Record<EventType, Handler> = {
+  "run.queued": (m, ev) => {
+    const p = ev.payload as P.RunQueuedP;
+    if (m.runs.has(ev.run_id)) return;
+    if (p.kind) m.runKind.set(ev.run_id, p.kind);
+    const waits = waitsBehind(m, ev.run_id);
+    putRun(m, {
+      id: ev.run_id, session_id: ev.session_id, status: "queued", terminal: false, input: p.input ?? "", model: p.model ?? "",
+      attempt: 0, last_event_id: ev.id, last_seq: ev.seq, controls: ["observe", "cancel"], pending_request_ids: [],
+      usage: zeroUsage(), created_at: ev.ts, started_at: null, ended_at: null,
+    });
+    if (waits) {
+      m.held.set(ev.run_id, { run_id: ev.run_id, text: p.kind === "compact" ? "/compact" : p.input ?? "", created_at: ev.ts });
+      syncQueued(m);
+    }
+  },
+  "run.started": (m, ev, env, replay) => {
+    const p = ev.payload as P.RunStartedP;
+    m.started.add(ev.run_id);
+    const run = patchRun(m, ev, { status: "running", attempt: p.attempt, started_at: m.runs.get(ev.run_id)?.started_at ?? ev.ts, controls: ["observe", "cancel"] });
+    release(m, ev.run_id);
+    const model = p.model || run?.model || "";
+    m.contextWindow = p.context_window || env.contextWindowOf(model) || m.contextWindow;
+    syncUsage(m, { model: model || env.providerOf("").ref, provider: p.provider, demo: !!p.demo, contextWindow: m.contextWindow });
+    if (run) act(m, (r) => A.upsertRun(r, A.runNode(run, replay, m.runKind.get(run.id))));
+  },
+  "run.status": (m, ev, _env, replay) => {
+    const p = ev.payload as P.RunStatusP;
+    const run = patchRun(m, ev, { status: p.status as RunStatus });
+    if (run) act(m, (r) => A.updateNode(r, ev.run_id, ev.run_id, (n) => ({ ...n, state: A.runState(p.status), replay: n.replay && replay })));
+  },
+  "run.done": (m, ev, _env, replay) => {
+    const p = ev.payload as P.RunDoneP;
+    if (p.status === "cancelled" && withdrawn(m, ev.run_id)) {
+      patchRun(m, ev, { status: "cancelled", terminal: true, ended_at: ev.ts, controls: ["observe"], pending_request_ids: [] });
+      return;
+    }
+    release(m, ev.run_id);
+    const run = patchRun(m, ev, {
+      status: p.status as RunStatus, terminal: true, ended_at: ev.ts, error: p.error, controls: ["observe"], pending_request_ids: [],
+      usage: p.usage ?? m.runs.get(ev.run_id)?.usage ?? zeroUsage(),
+    });
+    if (p.status !== "completed") {
+      const id = `end_${ev.run_id}`;
+      if (!m.byId.has(id)) push(m, newItem(ev, { id, kind: "run_end", status: p.status, error: p.error }, replay));
+    }
+    if (run) {
+      syncUsage(m, {});
+      act(m, (r) => A.endRun(r, ev.run_id, p.status, Date.parse(ev.ts), replay));
+    }
+  },
+  "message.user": (m, ev, _env, replay) => {
+    const p = ev.payload as P.MessageUserP;
+    if (m.byId.has(p.message_id)) return;
+    const im = newItem(ev, { id: p.message_id, kind: "user", text: p.content }, replay);
+    const h = m.held.get(ev.run_id);
+    if (h) {
+      m.byId.set(im.id, im);
+      h.item = im;
+      h.text = p.content;
+      syncQueued(m);
+    } else push(m, im);
+  },
+  "message.delta": appendDelta,
+  "message.done": closeSegment,
+  "reasoning.delta": appendDelta,
+  "reasoning.done": closeSegment,
+  "turn.started": (m, ev, _env, replay) => {
+    const p = ev.payload as P.TurnStartedP;
+    const t = Date.parse(ev.ts);
+    act(m, (r) => A.hasNode(r, ev.run_id, p.turn_id) ? r : A.startTurn(r, ev.run_id, p.turn_id, t, replay));
+  },
+  "turn.ended": (m, ev) => {
+    const p = ev.payload as P.TurnEndedP;
+    const t = Date.parse(ev.ts);
+    act(m, (r) => A.updateNode(r, ev.run_id, p.turn_id, (n) => ({
+      ...live(n), state: p.stop_reason === "error" ? "error" : "done", endedAt: t, durationMs: p.duration_ms,
+    })));
+  },
+  "usage": (m, ev) => {
+    const p = ev.payload as P.UsageP;
+    patchRun(m, ev, { usage: p.total });
+    // The last model call's prompt is what the context holds now; the
+    // compaction call's prompt is the old, long conversation.
+    syncUsage(m, p.turn_id === "compaction" ? {} : { contextTokens: p.turn.input_tokens });
+  },
+  "title.updated": () => {
+    // The title lives in the sessions list; the store's lifecycle table
+    // applies it for every session, this one included.
+  },
+  "tool.started": (m, ev, _env, replay) => {
+    const p = ev.payload as P.ToolStartedP;
+    if (m.byId.has(p.tool_call_id)) return;
+    const t = Date.parse(ev.ts);
+    const im = newItem(ev, {
+      id: p.tool_call_id, kind: "tool_call", turn_id: p.turn_id || undefined,
+      tool: { tool_call_id: p.tool_call_id, name: p.name, label: p.label, args: p.args, status: "pending", started_ms: t },
+    }, replay);
+    push(m, im);
+    act(m, (r) => A.addChild(r, ev.run_id, p.turn_id, {
+      id: p.tool_call_id, type: "tool", label: p.label || p.name, tool: p.name, args: p.args, state: "running", startedAt: t, children: [], replay,
+    }, t));
+  },
+  "tool.updated": (m, ev) => {
+    const p = ev.payload as P.ToolUpdatedP;
+    const im = m.byId.get(p.tool_call_id);
+    const tool = im?.sig.peek().tool;
+    if (!im || !tool || seen(im, ev) || !TOOL_OPEN.has(tool.status)) return;
+    const output = (tool.output ?? "") + (p.output ?? "");
+    setTool(im, ev, { status: p.phase === "executing" ? "running" : tool.status, output, live_output: output });
+  },
+  "tool.done": (m, ev) => {
+    const p = ev.payload as P.ToolDoneP;
+    const im = m.byId.get(p.tool_call_id);
+    if (!im || !im.sig.peek().tool || seen(im, ev)) return;
+    setTool(im, ev, {
+      status: p.status as ToolInfo["status"], output: p.output, result: p.result, error: p.error, duration_ms: p.duration_ms, live_output: undefined,
+    });
+    const t = Date.parse(ev.ts);
+    act(m, (r) => A.updateNode(r, ev.run_id, p.tool_call_id, (n) => ({
+      ...live(n), state: A.toolState(p.status), durationMs: p.duration_ms, endedAt: t, result: p.result, output: p.output,
+    })));
+  },
+  "approval.requested": requested,
+  "approval.resolved": resolved,
+  "clarify.requested": requested,
+  "clarify.resolved": resolved,
+  "todo.updated": (m, ev) => {
+    m.state.todos.value = (ev.payload as P.TodoP).items ?? [];
+  },
+  "context.warning": (m, ev, _env, replay) => {
+    const p = ev.payload as P.ContextWarningP;
+    const pct = Math.round(p.ratio * 100);
+    notice(m, ev, "warning", "context_warning", `The conversation is using about ${pct}% of the model's context window (${p.estimated_tokens.toLocaleString()} of ${p.context_window.toLocaleString()} tokens). Older messages may be compacted.`, replay);
+    syncUsage(m, { contextTokens: p.estimated_tokens, contextWindow: p.context_window || m.contextWindow });
+  },
+  "context.compacted": (m, ev, _env, replay) => {
+    const p = ev.payload as P.CompactedP;
+    const id = `cmp_${ev.id}`;
+    if (m.byId.has(id)) return;
+    push(m, newItem(ev, { id, kind: "compaction", text: p.summary, compaction: p as unknown as Item["compaction"] }, replay));
+    syncUsage(m, { contextTokens: p.tokens_after });
+  },
+  "diagnostic": (m, ev, _env, replay) => {
+    const p = ev.payload as P.DiagnosticP;
+    notice(m, ev, p.level, p.code, p.message, replay);
+  },
+  "resync": () => {
+    // Handled before reducing: the store drops the session and reloads its
+    // snapshot (see store.ts), since the stream's replay would start over.
+  },
+};
+
+/** Applies one envelope of this session. Events at or below the cursor are
+ * dropped (at-least-once delivery); per-item and per-run last_event_id
+ * rules drop the rest of the snapshot overlap. Returns whether it applied. */
+export function apply(m: SessionModel, ev: Envelope, env: ReduceEnv, replay = false): boolean {
+  if (ev.id && ev.id <= m.state.cursor) return false;
+  const h = (handlers as Partial<Record<string, Handler>>)[ev.type];
+  if (h) h(m, ev, env, replay); // unknown types are ignored (EVENTS.md: additive)
+  if (ev.id) m.state.cursor = ev.id;
+  return true;
+}
+
+// ---- snapshot ----------------------------------------------------------------
+
+/** Fills a model from GET /messages and GET /runs. Held messages (runs
+ * queued behind a busy run) go to the tray instead of the transcript, as
+ * they would have live. Existing item signals are reused where the item is
+ * unchanged, so re-syncing a cached session re-renders only what moved. */
+export function loadSnapshot(m: SessionModel, items: Item[], runs: Run[], cursor: number, env: ReduceEnv): void {
+  const prev = m.byId;
+  m.byId = new Map();
+  m.byRequest = new Map();
+  m.runs = new Map();
+  m.runOrder = new Map();
+  m.held = new Map();
+  m.started = new Set();
+  m.state.runs.value = [];
+  for (const r of runs) {
+    m.runs.set(r.id, r);
+    if (r.started_at) m.started.add(r.id);
+    orderOf(m, r.id);
+    if (!r.input) m.runKind.set(r.id, "compact"); // only compaction runs have no input
+  }
+  m.state.runs.value = runs.slice();
+  syncBusy(m);
+  let queuedAhead = false;
+  for (const r of runs) {
+    if (r.status !== "queued") continue;
+    if (m.state.busyRun.peek() || queuedAhead) m.held.set(r.id, { run_id: r.id, text: r.input || "/compact", created_at: r.created_at });
+    queuedAhead = true;
+  }
+
+  const list: ItemModel[] = [];
+  for (const raw of items) {
+    const it: Item = { ...raw, replay: true };
+    if (it.tool) it.tool = { ...it.tool, started_ms: Date.parse(it.created_at) };
+    const old = prev.get(it.id);
+    let im: ItemModel;
+    if (old && old.sig.peek().last_event_id === it.last_event_id && old.sig.peek().kind === it.kind) im = old;
+    else if (old) {
+      old.sig.value = it;
+      im = old;
+    } else im = { id: it.id, sig: signal(it) };
+    m.byId.set(it.id, im);
+    if (it.tool?.request_id) m.byRequest.set(it.tool.request_id, im);
+    const h = it.kind === "user" ? m.held.get(it.run_id) : undefined;
+    if (h) h.item = im;
+    else list.push(im);
+  }
+  m.state.items.value = list;
+  syncQueued(m);
+
+  const last = [...runs].reverse().find((r) => r.started_at);
+  const model = last?.model ?? "";
+  const info = env.providerOf(model);
+  m.contextWindow = env.contextWindowOf(model);
+  syncUsage(m, { model: info.ref, provider: info.provider, demo: info.demo, contextWindow: m.contextWindow, contextTokens: 0 });
+  m.state.activity.value = A.buildActivity(runs, items);
+  m.state.todos.value = [];
+  m.state.cursor = cursor;
+  m.state.loaded.value = true;
+}
+
+/** Usage events of a finished run, read after the snapshot: the last
+ * model call's prompt size is the session's context size now. */
+export function applyRunUsage(m: SessionModel, evs: Envelope[]): void {
+  let ctx = -1;
+  let todos: P.TodoP | null = null;
+  for (const ev of evs) {
+    if (ev.type === "usage" && (ev.payload as P.UsageP).turn_id !== "compaction") ctx = (ev.payload as P.UsageP).turn.input_tokens;
+    if (ev.type === "context.compacted") ctx = (ev.payload as P.CompactedP).tokens_after;
+    if (ev.type === "todo.updated") todos = ev.payload as P.TodoP;
+    if (ev.type === "run.started" && (ev.payload as P.RunStartedP).context_window) m.contextWindow = (ev.payload as P.RunStartedP).context_window!;
+  }
+  if (ctx >= 0 && m.state.usage.peek().contextTokens === 0) syncUsage(m, { contextTokens: ctx, contextWindow: m.contextWindow });
+  if (todos && m.state.todos.peek().length === 0) m.state.todos.value = todos.items ?? [];
+}
+
+export const isTerminal = (status: string) => TERMINAL.has(status);

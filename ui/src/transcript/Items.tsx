@@ -1,0 +1,205 @@
+// One transcript entry per component. Each reads only its own item signal,
+// so a streaming delta re-renders the one entry it touches.
+
+import { Component, createContext, type ComponentChildren } from "preact";
+import { useContext, useEffect, useRef, useState } from "preact/hooks";
+import type { ReadonlySignal } from "@preact/signals";
+import type { Item, ItemModel } from "../state/types";
+import { Markdown } from "./MarkdownView";
+import { ToolCard } from "./ToolCard";
+import { IconAlert, IconBrain, IconChevron, IconInfo, IconLayers, IconStop } from "./icons";
+import { fmtDuration, fmtTokens, parseTime } from "./util";
+
+/** What entries need from the transcript around them. */
+export interface TranscriptEnv {
+  /** Reasoning durations (ms) by reasoning item id, from the activity tree. */
+  thinkMs: ReadonlySignal<Map<string, number>>;
+  /** Fallback reasoning duration for history: from the reasoning item's
+   * creation to the next item of the same turn (the reasoning closes when
+   * the first text or tool call arrives). */
+  thinkFallback(id: string): number | null;
+  /** Puts a finished assistant message into the polite live region. */
+  announce(text: string): void;
+}
+export const TranscriptCtx = createContext<TranscriptEnv | null>(null);
+
+function UserMessage({ item }: { item: Item }) {
+  const t = parseTime(item.created_at);
+  return (
+    <div class="msg-user">
+      <div class="bubble" title={t ? new Date(t).toLocaleString() : undefined}>{item.text ?? ""}</div>
+    </div>
+  );
+}
+
+function AssistantMessage({ item }: { item: Item }) {
+  const env = useContext(TranscriptCtx);
+  const open = !!item.open;
+  const text = item.text ?? "";
+  // Announce once, when a message we saw streaming finishes (not replays).
+  const wasOpen = useRef(open);
+  useEffect(() => {
+    if (wasOpen.current && !open && text) env?.announce(text);
+    wasOpen.current = open;
+  }, [open]);
+  return (
+    <div class="msg-assistant">
+      {text ? <Markdown text={text} streaming={open} /> : open ? <span class="typing" aria-label="Writing"><i /><i /><i /></span> : null}
+      {item.partial && <div class="cut-note">Cut short</div>}
+    </div>
+  );
+}
+
+function Reasoning({ item }: { item: Item }) {
+  const env = useContext(TranscriptCtx);
+  const open = !!item.open;
+  // null: follow the default (expanded while thinking, collapsed after).
+  const [choice, setChoice] = useState<boolean | null>(null);
+  const expanded = choice ?? open;
+  // Duration measured here when we saw it stream, else from the activity tree.
+  const started = useRef<number | null>(open ? Date.now() : null);
+  const [liveMs, setLiveMs] = useState<number | null>(null);
+  useEffect(() => {
+    if (!open && started.current != null && liveMs == null) setLiveMs(Date.now() - started.current);
+  }, [open]);
+  // 0 means "unknown" (history folded without timings).
+  const pos = (v: number | null | undefined) => (v != null && v > 0 ? v : null);
+  const ms = open ? null : pos(env?.thinkMs.value.get(item.id)) ?? pos(liveMs) ?? pos(env?.thinkFallback(item.id));
+  const label = open
+    ? "Thinking…"
+    : ms != null
+      ? `Thought for ${fmtDuration(ms)}`
+      : "Thought";
+  const text = item.text ?? "";
+  return (
+    <div class={"reasoning" + (open ? " thinking" : "")}>
+      <button type="button" class="reasoning-head" aria-expanded={expanded} onClick={() => setChoice(!expanded)}>
+        <IconChevron size={13} class={"chev" + (expanded ? " open" : "")} />
+        <IconBrain size={14} />
+        <span class={open ? "shimmer" : ""}>{label}</span>
+        {item.partial && <span class="cut-note">cut short</span>}
+      </button>
+      {expanded && text && (
+        <div class="reasoning-body">
+          <Markdown text={text} streaming={open} />
+        </div>
+      )}
+    </div>
+  );
+}
+
+function RunEnd({ item }: { item: Item }) {
+  const status = item.status ?? "";
+  return (
+    <div class={"run-end run-end-" + status} data-testid="run-end" data-status={status} role="status">
+      {status === "cancelled" ? (
+        <>
+          <IconStop size={14} /> <span>Stopped</span>
+        </>
+      ) : status === "failed" ? (
+        <>
+          <IconAlert size={14} />
+          <span class="run-end-text">
+            <strong>Run failed</strong>
+            {item.error && (
+              <>
+                {" "}<code>{item.error.code}</code> {item.error.message}
+              </>
+            )}
+          </span>
+        </>
+      ) : (
+        <>
+          <IconInfo size={14} /> <span>Run {status}{item.error ? `: ${item.error.message}` : ""}</span>
+        </>
+      )}
+    </div>
+  );
+}
+
+function Compaction({ item }: { item: Item }) {
+  const c = item.compaction;
+  const [open, setOpen] = useState(false);
+  if (!c) return <Unknown item={item} />;
+  const n = c.covered_messages || Math.max(0, c.original_count - c.compacted_count + 1);
+  return (
+    <div class="compaction">
+      <div class="divider">
+        <button type="button" class="divider-label" aria-expanded={open} onClick={() => setOpen(!open)} disabled={!c.summary}>
+          <IconLayers size={13} />
+          <span>
+            Context compacted — {n} message{n === 1 ? "" : "s"} summarised, {fmtTokens(c.tokens_saved)} tokens saved
+          </span>
+          {c.summary && <IconChevron size={12} class={"chev" + (open ? " open" : "")} />}
+        </button>
+      </div>
+      {open && c.summary && (
+        <div class="compaction-summary">
+          <Markdown text={c.summary} />
+        </div>
+      )}
+    </div>
+  );
+}
+
+function Notice({ item }: { item: Item }) {
+  const level = item.level ?? "info";
+  return (
+    <div class={"notice notice-" + level} title={item.code}>
+      {level === "info" ? <IconInfo size={13} /> : <IconAlert size={13} />}
+      <span>{item.text ?? item.code ?? ""}</span>
+    </div>
+  );
+}
+
+function Unknown({ item }: { item: Item }) {
+  let s: string;
+  try {
+    s = JSON.stringify(item);
+  } catch {
+    s = String(item.kind);
+  }
+  return <div class="unknown-item">{s.length > 600 ? s.slice(0, 600) + "…" : s}</div>;
+}
+
+function Body({ item }: { item: Item }) {
+  switch (item.kind) {
+    case "user": return <UserMessage item={item} />;
+    case "assistant": return <AssistantMessage item={item} />;
+    case "reasoning": return <Reasoning item={item} />;
+    case "tool_call": return item.tool ? <ToolCard tool={item.tool} /> : <Unknown item={item} />;
+    case "run_end": return <RunEnd item={item} />;
+    case "compaction": return <Compaction item={item} />;
+    case "notice": return <Notice item={item} />;
+    default: return <Unknown item={item} />;
+  }
+}
+
+/** Keeps one malformed item from taking the whole transcript down. */
+class ItemBoundary extends Component<{ item: Item; children: ComponentChildren }, { failed: boolean }> {
+  state = { failed: false };
+  componentDidCatch(err: unknown) {
+    console.error("transcript item failed to render", this.props.item.id, err);
+    this.setState({ failed: true });
+  }
+  render() {
+    return this.state.failed ? <Unknown item={this.props.item} /> : this.props.children;
+  }
+}
+
+export function ItemView({ model }: { model: ItemModel }) {
+  const item = model.sig.value;
+  return (
+    <div
+      class={"ti ti-" + item.kind + (item.open ? " ti-open" : "") + (item.replay ? " ti-replay" : "")}
+      data-testid="item"
+      data-kind={item.kind}
+      data-item-id={item.id}
+      data-open={item.open ? "true" : undefined}
+    >
+      <ItemBoundary item={item}>
+        <Body item={item} />
+      </ItemBoundary>
+    </div>
+  );
+}

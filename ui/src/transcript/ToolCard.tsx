@@ -1,0 +1,222 @@
+// A tool call in the transcript: icon, the server's concise label, a status
+// pill (with a live timer while running), duration, a one-line summary of
+// the result, and expandable details. Edits show their diff right away;
+// calls waiting for a person embed the request card.
+
+import type { ComponentChildren } from "preact";
+import { useRef, useState } from "preact/hooks";
+import type { HumanRequest, ToolInfo, ToolStatus } from "../state/types";
+import { useStore } from "../state/context";
+import { RequestAnswered, RequestCard } from "./RequestCard";
+import { Diff } from "./Diff";
+import { JsonBlock, OutputBlock } from "./Output";
+import { IconChevron, ToolIcon } from "./icons";
+import { asRecord, countLines, fmtBytes, fmtDuration, fmtElapsed, num, str, useNow } from "./util";
+
+const STATUS_TEXT: Record<ToolStatus, string> = {
+  pending: "Pending",
+  awaiting_approval: "Needs approval",
+  awaiting_clarify: "Needs answer",
+  running: "Running",
+  ok: "Done",
+  error: "Error",
+  timeout: "Timed out",
+  denied: "Denied",
+  cancelled: "Cancelled",
+};
+
+export function StatusPill({ status, elapsed }: { status: ToolStatus | string; elapsed?: string }) {
+  const text = STATUS_TEXT[status as ToolStatus] ?? status;
+  return (
+    <span class={"t-pill t-pill-" + status} data-testid="tool-status">
+      {status === "running" ? <span class="t-spin" aria-hidden="true" /> : <span class="t-pill-dot" aria-hidden="true" />}
+      {text}
+      {elapsed && <span class="t-pill-time">{elapsed}</span>}
+    </span>
+  );
+}
+
+/** One line about the result, visible without expanding. */
+function summary(t: ToolInfo): ComponentChildren {
+  const r = asRecord(t.result);
+  const a = asRecord(t.args);
+  switch (t.name) {
+    case "run_command": {
+      const code = num(r?.exit_code);
+      if (code == null) return null;
+      return (
+        <span class={"exit-badge " + (code === 0 ? "exit-ok" : "exit-err")} data-testid="exit-code">
+          exit {code}
+        </span>
+      );
+    }
+    case "write_file": {
+      const area = asRecord(r?.area);
+      const content = str(a?.content);
+      const lines = num(area?.end_line) ?? (content != null ? countLines(content) : undefined);
+      const path = str(asRecord(r?.file)?.path) ?? str(a?.path);
+      if (lines == null && !path) return null;
+      const bytes = num(r?.bytes);
+      return (
+        <span class="tool-meta">
+          {path && <code class="path">{path}</code>}
+          {lines != null && ` · ${lines} line${lines === 1 ? "" : "s"}`}
+          {bytes != null && ` · ${fmtBytes(bytes)}`}
+          {r?.created === true ? " · new file" : r ? " · overwritten" : ""}
+        </span>
+      );
+    }
+    case "read_file": {
+      const area = asRecord(r?.area);
+      const s = num(area?.start_line), e = num(area?.end_line), total = num(r?.total_lines);
+      if (s == null || e == null) return null;
+      return <span class="tool-meta">lines {s}–{e}{total != null && ` of ${total}`}{r?.truncated ? " · truncated" : ""}</span>;
+    }
+    case "list_dir": {
+      const entries = Array.isArray(r?.entries) ? r!.entries.length : undefined;
+      return entries == null ? null : <span class="tool-meta">{entries} entr{entries === 1 ? "y" : "ies"}{r?.truncated ? " (truncated)" : ""}</span>;
+    }
+    case "grep": case "glob": {
+      const n = Array.isArray(r?.matches) ? r!.matches.length : undefined;
+      return n == null ? null : <span class="tool-meta">{n} match{n === 1 ? "" : "es"}{r?.truncated ? " (truncated)" : ""}</span>;
+    }
+    case "web_fetch": {
+      const st = num(r?.status);
+      if (st == null) return null;
+      return <span class="tool-meta">HTTP {st} · {str(r?.content_type)} · {fmtBytes(num(r?.bytes))}</span>;
+    }
+    case "clarify": {
+      const ans = str(r?.answer);
+      return ans == null ? null : <span class="tool-meta">answered “{ans}”</span>;
+    }
+    case "edit_file": {
+      const n = num(r?.replacements);
+      return n == null ? null : <span class="tool-meta">{n} replacement{n === 1 ? "" : "s"}</span>;
+    }
+  }
+  return null;
+}
+
+/** Arguments in the most readable form for the tool. */
+function ArgsView({ t }: { t: ToolInfo }) {
+  const a = asRecord(t.args);
+  if (t.name === "run_command" && a && typeof a.command === "string") {
+    const rest = { ...a };
+    delete rest.command;
+    return (
+      <div class="tool-sec">
+        <div class="out-label">Command</div>
+        <pre class="out-pre cmd">$ {a.command}</pre>
+        {Object.keys(rest).length > 0 && <JsonBlock value={rest} label="Options" />}
+      </div>
+    );
+  }
+  if (t.name === "write_file" && a && typeof a.content === "string") {
+    return (
+      <div class="tool-sec">
+        <div class="out-label">Path</div>
+        <code class="path">{String(a.path ?? "")}</code>
+        <OutputBlock text={a.content} label="Content" maxLines={16} />
+      </div>
+    );
+  }
+  return <JsonBlock value={t.args ?? {}} label="Arguments" maxLines={16} />;
+}
+
+function ListDirView({ result }: { result: Record<string, unknown> }) {
+  const entries = Array.isArray(result.entries) ? (result.entries as unknown[]).map(asRecord).filter(Boolean) : [];
+  if (!entries.length) return null;
+  return (
+    <div class="tool-sec">
+      <div class="out-label">Entries</div>
+      <ul class="entries">
+        {entries.slice(0, 500).map((e, i) => (
+          <li key={i} class={"entry entry-" + str(e!.type)}>
+            <span class="entry-name">{str(e!.name)}</span>
+            {e!.type === "file" && <span class="entry-size">{fmtBytes(num(e!.size))}</span>}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function Details({ t }: { t: ToolInfo }) {
+  const r = asRecord(t.result);
+  // run_command output is already shown under the head when the command ran.
+  const showOutput = !!t.output && t.status !== "running" && !(t.name === "run_command" && r);
+  return (
+    <div class="tool-details" data-testid="tool-details">
+      <ArgsView t={t} />
+      {t.name === "list_dir" && r && <ListDirView result={r} />}
+      {showOutput && <OutputBlock text={t.output!} label="Output" maxLines={16} />}
+      {r && t.name !== "list_dir" && <JsonBlock value={r} label="Result" maxLines={12} />}
+      {t.request_id && <div class="tool-foot">Request {t.request_id}</div>}
+    </div>
+  );
+}
+
+/** Whether the call waited for a person before running (then tool.started's
+ * time is not when it began executing). */
+function waitedBefore(t: ToolInfo): boolean {
+  return !!t.request_id;
+}
+
+function findRequest(pending: HumanRequest[], t: ToolInfo): HumanRequest | undefined {
+  return pending.find((r) => (t.request_id && r.id === t.request_id) || r.tool_call_id === t.tool_call_id);
+}
+
+export function ToolCard({ tool: t }: { tool: ToolInfo }) {
+  const store = useStore();
+  const [open, setOpen] = useState(false);
+  const running = t.status === "running";
+  const waiting = t.status === "awaiting_approval" || t.status === "awaiting_clarify";
+  // The timer counts execution, not the wait for approval before it: for a
+  // call that waited, the moment we see it switch to running is the start
+  // (after a reload mid-run it restarts from the reload); otherwise
+  // tool.started's time.
+  const runStart = useRef<number | null>(null);
+  if (running && runStart.current == null) runStart.current = t.started_ms != null && !waitedBefore(t) ? t.started_ms : Date.now();
+  if (!running) runStart.current = null;
+  const now = useNow(running);
+  // Subscribes to `pending` only while this call waits for a person.
+  const req = waiting ? findRequest(store.pending.value, t) : undefined;
+
+  const elapsed = running && runStart.current != null ? fmtElapsed(now - runStart.current) : undefined;
+  const done = !running && !waiting && t.status !== "pending";
+  const dur = done && t.duration_ms ? fmtDuration(t.duration_ms) : "";
+  const r = asRecord(t.result);
+  const diff = t.name === "edit_file" ? str(r?.diff) : undefined;
+  const live = t.live_output ?? (running ? t.output : undefined);
+  // Command output stays visible (it is what people look for); a command
+  // that never ran (denied, cancelled before start) has only its error.
+  const cmdOutput = t.name === "run_command" ? (running ? live : r ? t.output : undefined) : undefined;
+  const failed = t.status === "error" || t.status === "timeout" || t.status === "denied";
+
+  return (
+    <div class={"tool tool-" + t.status} data-testid="tool-card" data-tool={t.name} data-status={t.status}>
+      <button
+        type="button"
+        class="tool-head"
+        data-testid="tool-toggle"
+        aria-expanded={open}
+        onClick={() => setOpen(!open)}
+      >
+        <IconChevron size={14} class={"chev" + (open ? " open" : "")} />
+        <span class="tool-icon"><ToolIcon name={t.name} size={15} /></span>
+        <span class="tool-label" data-testid="tool-label" title={t.label}>{t.label || t.name}</span>
+        <span class="tool-right">
+          {summary(t)}
+          {dur && <span class="tool-dur">{dur}</span>}
+          <StatusPill status={t.status} elapsed={elapsed} />
+        </span>
+      </button>
+      {failed && t.error && <div class="tool-error">{t.error}</div>}
+      {waiting && (req ? <div class="tool-req"><RequestCard req={req} /></div> : <RequestAnswered />)}
+      {diff != null && diff !== "" && <Diff diff={diff} truncated={r?.diff_truncated === true} />}
+      {cmdOutput ? <OutputBlock text={cmdOutput} follow={running} maxLines={running ? 10 : 8} class="cmd-out" /> : null}
+      {!cmdOutput && running && live ? <OutputBlock text={live} follow maxLines={10} class="cmd-out" /> : null}
+      {open && <Details t={t} />}
+    </div>
+  );
+}
