@@ -70,7 +70,7 @@ func History(items []Item) (msgs []provider.Message, pending []Pending) {
 			flush(false)
 			msgs = append(msgs, provider.Message{Role: provider.RoleUser, Text: it.Text})
 			continue
-		case KindRunEnd:
+		case KindRunEnd, KindNotice:
 			continue
 		case KindCompaction:
 			// Compactions happen between turns, so nothing is open here.

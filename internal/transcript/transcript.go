@@ -7,6 +7,8 @@ package transcript
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,6 +28,10 @@ const (
 	// model; Text is the summary. The items before it stay in the
 	// transcript: people see everything, the model sees the summary.
 	KindCompaction = "compaction"
+	// KindNotice is something the person should see that is not part of
+	// the conversation: a diagnostic or a context warning. The model never
+	// sees it.
+	KindNotice = "notice"
 )
 
 // Item is one entry of the transcript.
@@ -47,6 +53,10 @@ type Item struct {
 	Error  *event.ErrorInfo `json:"error,omitempty"`
 	// For KindCompaction: the event's payload.
 	Compaction *event.ContextCompactedPayload `json:"compaction,omitempty"`
+
+	// Notices: severity (info, warning, error) and a stable code.
+	Level string `json:"level,omitempty"`
+	Code  string `json:"code,omitempty"`
 	// LastEventID is the newest event folded into this item.
 	LastEventID int64 `json:"last_event_id"`
 }
@@ -193,6 +203,16 @@ func (b *Builder) Add(e event.Event) {
 		}
 	case event.RunStarted:
 		b.started[e.RunID] = true
+	case event.Diagnostic:
+		var p event.DiagnosticPayload
+		if json.Unmarshal(e.Payload, &p) == nil {
+			b.push(&Item{ID: noticeID(e), Kind: KindNotice, Level: p.Level, Code: p.Code, Text: p.Message}, e)
+		}
+	case event.ContextWarning:
+		var p event.ContextWarningPayload
+		if json.Unmarshal(e.Payload, &p) == nil {
+			b.push(&Item{ID: noticeID(e), Kind: KindNotice, Level: "warning", Code: "context_warning", Text: ContextWarningText(p)}, e)
+		}
 	case event.RunDone:
 		var p event.RunDonePayload
 		if json.Unmarshal(e.Payload, &p) != nil || p.Status == "completed" {
@@ -204,6 +224,16 @@ func (b *Builder) Add(e event.Event) {
 		}
 		b.push(&Item{ID: "end_" + e.RunID, Kind: KindRunEnd, Status: p.Status, Error: p.Error}, e)
 	}
+}
+
+func noticeID(e event.Event) string { return "ntc_" + strconv.FormatInt(e.ID, 10) }
+
+// ContextWarningText is how a context warning reads in the transcript. The
+// browser builds the same sentence for a live warning, so that a reload
+// shows what the live view showed.
+func ContextWarningText(p event.ContextWarningPayload) string {
+	return fmt.Sprintf("The conversation is using about %d%% of the model's context window (%d of %d tokens). Older messages may be compacted.",
+		int(math.Round(p.Ratio*100)), p.EstimatedTokens, p.ContextWindow)
 }
 
 // unstarted reports a run no runner took: no run.started and nothing but

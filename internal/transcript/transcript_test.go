@@ -445,3 +445,32 @@ func TestFoldWithdrawsQueuedRunsCancelledBeforeStart(t *testing.T) {
 		}
 	}
 }
+
+func TestFoldNotices(t *testing.T) {
+	j := newJournal().user("run_1", "msg_u", "q")
+	j.add("run_1", event.Diagnostic, event.DiagnosticPayload{Level: "info", Code: "auto_approved", Message: "ls ran without asking"})
+	j.add("run_1", event.ContextWarning, event.ContextWarningPayload{EstimatedTokens: 105000, ContextWindow: 128000, Ratio: 0.8203, Threshold: 0.8})
+	j.text("run_1", "trn_1", "msg_a", "answer")
+	items := transcript.Fold(j.evs)
+	want := []struct{ id, kind, level, code, text string }{
+		{"msg_u", transcript.KindUser, "", "", "q"},
+		{"ntc_2", transcript.KindNotice, "info", "auto_approved", "ls ran without asking"},
+		{"ntc_3", transcript.KindNotice, "warning", "context_warning",
+			"The conversation is using about 82% of the model's context window (105000 of 128000 tokens). Older messages may be compacted."},
+		{"msg_a", transcript.KindAssistant, "", "", "answer"},
+	}
+	if len(items) != len(want) {
+		t.Fatalf("%d items: %+v", len(items), items)
+	}
+	for i, w := range want {
+		it := items[i]
+		if it.ID != w.id || it.Kind != w.kind || it.Level != w.level || it.Code != w.code || it.Text != w.text {
+			t.Errorf("item %d = %+v, want %+v", i, it, w)
+		}
+	}
+	// Notices are for people: the model's history has the question and
+	// the answer only.
+	if msgs, _ := transcript.History(items); len(msgs) != 2 {
+		t.Fatalf("history = %+v", msgs)
+	}
+}

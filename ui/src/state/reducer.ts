@@ -283,8 +283,9 @@ const resolved: Handler = (m, ev) => {
   act(m, (r) => A.updateNode(r, ev.run_id, tool.tool_call_id, (n) => ({ ...live(n), state: "running" })));
 };
 
-/** Client-only items for what the server's fold leaves out (diagnostics,
- * context warnings); keyed by event id, so a repeat is dropped. */
+/** Notices (diagnostics, context warnings), keyed by event id like the
+ * server's fold (internal/transcript: ntc_<id>, same text), so a reload
+ * shows what the live view showed and a repeat is dropped. */
 const notice = (m: SessionModel, ev: Envelope, level: Item["level"], code: string, text: string, replay: boolean) => {
   const id = `ntc_${ev.id}`;
   if (!m.byId.has(id)) push(m, newItem(ev, { id, kind: "notice", level, code, text }, replay));
@@ -423,7 +424,7 @@ export const handlers: Record<EventType, Handler> = {
   "context.warning": (m, ev, _env, replay) => {
     const p = ev.payload as P.ContextWarningP;
     const pct = Math.round(p.ratio * 100);
-    notice(m, ev, "warning", "context_warning", `The conversation is using about ${pct}% of the model's context window (${p.estimated_tokens.toLocaleString()} of ${p.context_window.toLocaleString()} tokens). Older messages may be compacted.`, replay);
+    notice(m, ev, "warning", "context_warning", `The conversation is using about ${pct}% of the model's context window (${p.estimated_tokens} of ${p.context_window} tokens). Older messages may be compacted.`, replay);
     syncUsage(m, { contextTokens: p.estimated_tokens, contextWindow: p.context_window || m.contextWindow });
   },
   "context.compacted": (m, ev, _env, replay) => {

@@ -98,8 +98,7 @@ export interface ToolInfo {
 export type ItemKind = "user" | "assistant" | "reasoning" | "tool_call" | "run_end" | "compaction" | "notice";
 
 /** One transcript entry, as GET /api/sessions/{id}/messages returns it, then
- * kept current by events. "notice" is client-only (diagnostics, context
- * warnings, resyncs shown inline). */
+ * kept current by events. Notices are diagnostics and context warnings. */
 export interface Item {
   id: string; kind: ItemKind; run_id: string; turn_id?: string; created_at: string;
   text?: string; signature?: string; open?: boolean; partial?: boolean;
