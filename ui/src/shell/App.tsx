@@ -14,6 +14,7 @@ import { isMac } from "./format";
 import { IClose, IPlus, Logo } from "./icons";
 import { Sidebar } from "./Sidebar";
 import { Toast } from "./Toast";
+import { TokenDialog } from "./TokenDialog";
 import { createViewState, useView, ViewContext, WIDE_QUERY } from "./view";
 
 export function App() {
@@ -86,6 +87,7 @@ function Shell() {
       )}
       {view.deleting.value && <DeleteDialog />}
       <Toast />
+      {store.auth.value && <TokenDialog />}
     </div>
   );
 }

@@ -11,6 +11,7 @@ import { useStore } from "../state/context";
 import { defaultModelLabel } from "../state/store";
 import type { Command, SessionState } from "../state/types";
 import { isMac } from "./format";
+import { requestTranscriptPin } from "../transcript/pin";
 import { runStatusOf } from "./Header";
 import { IClose, ISend, IStop } from "./icons";
 import { useView, type ViewState } from "./view";
@@ -100,6 +101,9 @@ export function Composer({ session }: { session: SessionState | null }) {
         return;
       }
     }
+    // Sending while scrolled up: jump to the bottom to follow the answer.
+    const target = store.activeId.peek();
+    if (target) requestTranscriptPin(target);
     const err = await store.send(content);
     if (err) {
       // Give the text back so nothing typed is lost.

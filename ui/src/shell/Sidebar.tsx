@@ -1,6 +1,7 @@
 // The sessions sidebar: brand, New session, search, and the list (newest
 // first) with status badges, inline rename and delete with confirmation.
-// On phones it is an off-canvas drawer opened from the header.
+// On phones it is an off-canvas drawer opened from the header. The list is
+// paged: scrolling to its end (or "Load more") fetches the next page.
 
 import { useSignal } from "@preact/signals";
 import { useEffect, useRef } from "preact/hooks";
@@ -63,11 +64,50 @@ export function Sidebar() {
             <SessionRow key={s.id} s={s} active={s.id === store.activeId.value} onDelete={() => (view.deleting.value = s)} />
           ))}
         </ul>
-        {list.length === 0 && (
+        {list.length === 0 && !store.sessionsMore.value && (
           <p class="sb-empty">{filter ? `No session title contains “${filter}”.` : "No sessions yet."}</p>
         )}
+        {store.sessionsMore.value && <MoreSessions />}
       </nav>
     </aside>
+  );
+}
+
+/** The end of a list with more pages: loads the next one when it scrolls
+ * into view (and again while it stays in view, e.g. a search that matches
+ * little), or on click. After a failure only a click tries again. */
+function MoreSessions() {
+  const store = useStore();
+  const loading = useSignal(false);
+  const failed = useSignal(false);
+  const ref = useRef<HTMLButtonElement>(null);
+  const more = (auto: boolean) => {
+    if (loading.peek() || (auto && failed.peek())) return;
+    loading.value = true;
+    void store.loadMoreSessions().then((err) => {
+      failed.value = err !== null;
+      loading.value = false;
+    });
+  };
+  // A fresh observer after every load: its first report says whether the
+  // button is still in view once the page came in.
+  const idle = !loading.value;
+  useEffect(() => {
+    const el = ref.current;
+    if (!idle || !el || typeof IntersectionObserver !== "function") return;
+    const io = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && more(true), {
+      root: el.closest(".sb-list-wrap"),
+      rootMargin: "0px 0px 200px 0px",
+    });
+    io.observe(el);
+    return () => io.disconnect();
+  }, [idle]);
+  return (
+    <div class="sb-more">
+      <button type="button" ref={ref} class="btn btn-sm sb-more-btn" data-testid="sessions-more" onClick={() => more(false)} disabled={loading.value} aria-busy={loading.value}>
+        {loading.value ? "Loading…" : "Load more sessions"}
+      </button>
+    </div>
   );
 }
 

@@ -107,6 +107,20 @@ export function updateNode(roots: Roots, runId: string, id: string, fn: (n: Acti
   return out;
 }
 
+/** Updates node `id` (a tool or thinking step) like updateNode, then keeps
+ * the turn holding it in step: an open turn waits while one of its steps
+ * waits for a person and runs otherwise. So a turn loaded from the snapshot
+ * as "waiting" runs again once its approval is answered. */
+export function updateStep(roots: Roots, runId: string, id: string, fn: (n: ActivityNode) => ActivityNode): Roots {
+  const r = updateNode(roots, runId, id, fn);
+  if (r === roots) return r;
+  const i = rootIndex(r, runId);
+  const turn = r[i].children.find((t) => t.type === "turn" && t.children.some((c) => c.id === id));
+  if (!turn || (turn.state !== "running" && turn.state !== "waiting")) return r;
+  const state: State = turn.children.some((c) => c.state === "waiting") ? "waiting" : "running";
+  return state === turn.state ? r : updateNode(r, runId, turn.id, (n) => ({ ...n, state }));
+}
+
 /** Adds or replaces a run's root (a re-claimed run keeps its children). */
 export function upsertRun(roots: Roots, node: ActivityNode): Roots {
   const i = rootIndex(roots, node.id);
@@ -171,7 +185,14 @@ export function endRun(roots: Roots, runId: string, status: string, endedAt: num
 }
 
 /** The tree for a loaded transcript: runs from GET /runs (oldest first),
- * nodes from the items grouped by run and turn. Everything is replay. */
+ * nodes from the items grouped by run and turn. Everything is replay.
+ *
+ * Timings: the snapshot has no start or end times, only each item's
+ * created_at, which for a finished run is when the segment closed. So
+ * history shows no duration (undefined, never 0) except where it is
+ * known: a tool's duration_ms, and in a run still busy (whose items are
+ * dated by their first event) a closed reasoning's time up to the next
+ * item of its turn. */
 export function buildActivity(runs: Run[], items: Item[]): Roots {
   const byRun = new Map<string, Item[]>();
   for (const it of items) {
@@ -187,7 +208,8 @@ export function buildActivity(runs: Run[], items: Item[]): Roots {
     const busy = !run.terminal && run.status !== "interrupted";
     const turns: ActivityNode[] = [];
     const turnOf = new Map<string, ActivityNode>();
-    for (const it of byRun.get(run.id) ?? []) {
+    const list = byRun.get(run.id) ?? [];
+    list.forEach((it, k) => {
       let turn = turnOf.get(it.turn_id!);
       if (!turn) {
         turn = turnNode(it.turn_id!, turns.length, ms(it.created_at), true);
@@ -196,23 +218,29 @@ export function buildActivity(runs: Run[], items: Item[]): Roots {
         turns.push(turn);
       }
       if (it.kind === "reasoning") {
+        const start = ms(it.created_at);
+        const next = busy && !it.open ? list[k + 1] : undefined;
+        const end = next && next.turn_id === it.turn_id ? ms(next.created_at) : 0;
+        const timed = end > start && start > 0;
         turn.children.push({
           id: it.id, type: "think", label: "Thinking", state: it.open && busy ? "running" : "done",
-          output: it.text, startedAt: ms(it.created_at), children: [], replay: true,
+          output: it.text, startedAt: start, endedAt: timed ? end : undefined, durationMs: timed ? end - start : undefined,
+          children: [], replay: true,
         });
       } else if (it.kind === "tool_call" && it.tool) {
         const t = it.tool;
         const start = ms(it.created_at);
         const state = toolState(t.status);
         const done = state === "done" || state === "error";
+        const timed = done && t.duration_ms != null;
         turn.children.push({
           id: t.tool_call_id, type: "tool", label: t.label || t.name, tool: t.name, args: t.args,
           result: t.result, output: t.output, state: !busy && !done ? "error" : state, startedAt: start,
-          durationMs: done ? t.duration_ms ?? 0 : undefined, endedAt: done ? start + (t.duration_ms ?? 0) : undefined,
+          durationMs: timed ? t.duration_ms : undefined, endedAt: timed ? start + t.duration_ms! : undefined,
           children: [], replay: true,
         });
       }
-    }
+    });
     // The last turn of a busy run is the one still working.
     if (busy && turns.length) {
       const last = turns[turns.length - 1];

@@ -1,10 +1,38 @@
 // A thin fetch wrapper for the Caduceus JSON API (docs/API.md). Every call
 // resolves to a Result instead of throwing, so the store can turn failures
 // into toasts without try/catch at each call site.
+//
+// The client is created by the store with its access-token hooks: when the
+// server runs with CADUCEUS_TOKEN, every /api call carries
+// `Authorization: Bearer <token>`, and a 401 is reported to onUnauthorized
+// (the store then asks the person for the token). Nothing here logs or
+// stores the token.
 
 import type { ActionError } from "./contract";
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: ActionError };
+
+export interface ApiAuth {
+  /** The token to send ("" = none). */
+  token(): string;
+  /** The server answered 401; `sent` is the token the request carried. */
+  onUnauthorized(sent: string): void;
+}
+
+export interface Api {
+  request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Result<T>>;
+  get<T>(path: string, signal?: AbortSignal): Promise<Result<T>>;
+  post<T>(path: string, body?: unknown): Promise<Result<T>>;
+  patch<T>(path: string, body: unknown): Promise<Result<T>>;
+  del(path: string): Promise<Result<void>>;
+  /** Reads a run's finished event stream (GET /api/runs/{id}/events closes
+   * after run.done) as a list of envelopes. Used only for terminal runs, to
+   * recover per-turn usage the transcript snapshot does not carry. */
+  readFinishedRun<E>(runId: string, signal: AbortSignal): Promise<E[]>;
+}
+
+/** The error every 401 resolves to; the token dialog explains it. */
+export const UNAUTHORIZED: ActionError = { code: "unauthorized", message: "This Caduceus server needs its access token." };
 
 /** Turns an error body ({error:{code,message}}) or a failed fetch into an
  * ActionError. */
@@ -20,53 +48,72 @@ async function errorOf(res: Response): Promise<ActionError> {
   return { code: `http_${res.status}`, message: `${res.status} ${res.statusText || "request failed"}` };
 }
 
-export async function request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Result<T>> {
-  let res: Response;
-  try {
-    res = await fetch(path, {
-      method,
-      headers: body === undefined ? { Accept: "application/json" } : { Accept: "application/json", "Content-Type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal,
-      cache: "no-store",
-    });
-  } catch (e) {
-    if (e instanceof DOMException && e.name === "AbortError") return { ok: false, error: { code: "aborted", message: "cancelled" } };
-    return { ok: false, error: { code: "network", message: "Cannot reach the Caduceus server" } };
-  }
-  if (!res.ok) return { ok: false, error: await errorOf(res) };
-  if (res.status === 204) return { ok: true, value: undefined as T };
-  try {
-    return { ok: true, value: (await res.json()) as T };
-  } catch {
-    return { ok: false, error: { code: "bad_response", message: "The server sent an unreadable answer" } };
-  }
-}
+export function createApi(auth: ApiAuth): Api {
+  /** Request headers, with the token when there is one. */
+  const headers = (accept: string, json: boolean): { sent: string; h: Record<string, string> } => {
+    const sent = auth.token();
+    const h: Record<string, string> = { Accept: accept };
+    if (json) h["Content-Type"] = "application/json";
+    if (sent) h.Authorization = `Bearer ${sent}`;
+    return { sent, h };
+  };
 
-export const get = <T>(path: string, signal?: AbortSignal) => request<T>("GET", path, undefined, signal);
-export const post = <T>(path: string, body?: unknown) => request<T>("POST", path, body);
-export const patch = <T>(path: string, body: unknown) => request<T>("PATCH", path, body);
-export const del = (path: string) => request<void>("DELETE", path);
-
-/** Reads a run's finished event stream (GET /api/runs/{id}/events closes
- * after run.done) as a list of envelopes. Used only for terminal runs, to
- * recover per-turn usage the transcript snapshot does not carry. */
-export async function readFinishedRun<E>(runId: string, signal: AbortSignal): Promise<E[]> {
-  try {
-    const res = await fetch(`/api/runs/${encodeURIComponent(runId)}/events`, { headers: { Accept: "text/event-stream" }, signal, cache: "no-store" });
-    if (!res.ok) return [];
-    const text = await res.text();
-    const out: E[] = [];
-    for (const line of text.split("\n")) {
-      if (!line.startsWith("data:")) continue;
-      try {
-        out.push(JSON.parse(line.slice(5)) as E);
-      } catch {
-        // a malformed line is skipped; usage is a nicety
-      }
+  const request = async <T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Result<T>> => {
+    const { sent, h } = headers("application/json", body !== undefined);
+    let res: Response;
+    try {
+      res = await fetch(path, {
+        method,
+        headers: h,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+        cache: "no-store",
+      });
+    } catch (e) {
+      if (e instanceof DOMException && e.name === "AbortError") return { ok: false, error: { code: "aborted", message: "cancelled" } };
+      return { ok: false, error: { code: "network", message: "Cannot reach the Caduceus server" } };
     }
-    return out;
-  } catch {
-    return [];
-  }
+    if (res.status === 401) {
+      auth.onUnauthorized(sent);
+      return { ok: false, error: UNAUTHORIZED };
+    }
+    if (!res.ok) return { ok: false, error: await errorOf(res) };
+    if (res.status === 204) return { ok: true, value: undefined as T };
+    try {
+      return { ok: true, value: (await res.json()) as T };
+    } catch {
+      return { ok: false, error: { code: "bad_response", message: "The server sent an unreadable answer" } };
+    }
+  };
+
+  const readFinishedRun = async <E>(runId: string, signal: AbortSignal): Promise<E[]> => {
+    try {
+      const { sent, h } = headers("text/event-stream", false);
+      const res = await fetch(`/api/runs/${encodeURIComponent(runId)}/events`, { headers: h, signal, cache: "no-store" });
+      if (res.status === 401) auth.onUnauthorized(sent);
+      if (!res.ok) return [];
+      const text = await res.text();
+      const out: E[] = [];
+      for (const line of text.split("\n")) {
+        if (!line.startsWith("data:")) continue;
+        try {
+          out.push(JSON.parse(line.slice(5)) as E);
+        } catch {
+          // a malformed line is skipped; usage is a nicety
+        }
+      }
+      return out;
+    } catch {
+      return [];
+    }
+  };
+
+  return {
+    request,
+    get: <T,>(path: string, signal?: AbortSignal) => request<T>("GET", path, undefined, signal),
+    post: <T,>(path: string, body?: unknown) => request<T>("POST", path, body),
+    patch: <T,>(path: string, body: unknown) => request<T>("PATCH", path, body),
+    del: (path) => request<void>("DELETE", path),
+    readFinishedRun,
+  };
 }

@@ -11,10 +11,17 @@ export interface ModelChoice { ref: string; provider: string; label: string }
 /** Why an action failed, shaped like the API's error body. */
 export interface ActionError { code: string; message: string }
 
+/** The server (run with CADUCEUS_TOKEN) refused us: ask the person for its
+ * access token. `error` says why the last token failed (null: none given). */
+export interface AuthPrompt { error: string | null }
+
 export interface Store {
   // ---- read ----
   meta: Signal<Meta | null>;
-  sessions: Signal<Session[]>; // newest first (updated_at)
+  sessions: Signal<Session[]>; // newest first (updated_at), the pages loaded so far
+  /** The server has sessions past the pages loaded (GET /api/sessions
+   * next_cursor); loadMoreSessions() fetches the next page. */
+  sessionsMore: ReadonlySignal<boolean>;
   sessionFilter: Signal<string>; // sidebar search text
   visibleSessions: ReadonlySignal<Session[]>; // sessions filtered by title
   activeId: Signal<string | null>;
@@ -28,10 +35,19 @@ export interface Store {
   toast: Signal<ActionError | null>;
   /** Browser notifications for new requests: "default" until asked. */
   notify: Signal<"unsupported" | "default" | "granted" | "denied" | "muted">;
+  /** Non-null while the server needs an access token we do not have (or
+   * refused the one we sent); the shell shows the token dialog then. */
+  auth: Signal<AuthPrompt | null>;
 
   // ---- act (each resolves to an ActionError on failure, null on success;
   // failures are also put in `toast`) ----
   selectSession(id: string | null): void;
+  /** Appends the next page of sessions (no-op when there is none, or one
+   * is already loading). */
+  loadMoreSessions(): Promise<ActionError | null>;
+  /** Uses `token` for every request from now on (kept in localStorage) and
+   * loads again; a refused token brings `auth` back with an error. */
+  submitToken(token: string): void;
   createSession(): Promise<ActionError | null>;
   renameSession(id: string, title: string): Promise<ActionError | null>;
   deleteSession(id: string): Promise<ActionError | null>;

@@ -242,7 +242,8 @@ const closeSegment: Handler = (m, ev, _env, replay) => {
   set(im, { text: p.text, signature: p.signature || undefined, partial: p.partial || undefined, open: false, last_event_id: ev.id });
   if (ev.type === "reasoning.done") {
     const t = Date.parse(ev.ts);
-    const node: ActivityNode = { id: p.id, type: "think", label: "Thinking", state: "done", startedAt: t, endedAt: t, durationMs: 0, output: p.text, children: [], replay };
+    // Never seen starting: its duration is unknown (undefined, not 0).
+    const node: ActivityNode = { id: p.id, type: "think", label: "Thinking", state: "done", startedAt: t, output: p.text, children: [], replay };
     act(m, (r) => A.hasNode(r, ev.run_id, p.id)
       ? A.updateNode(r, ev.run_id, p.id, (n) => ({ ...live(n), state: "done", endedAt: t, durationMs: Math.max(0, t - n.startedAt), output: p.text }))
       : A.addChild(r, ev.run_id, p.turn_id, node, t));
@@ -270,7 +271,7 @@ const requested: Handler = (m, ev) => {
   if (!tool || !TOOL_OPEN.has(tool.status)) return;
   m.byRequest.set(p.request_id, im);
   setTool(im, ev, { request_id: p.request_id, status: ev.type === "clarify.requested" ? "awaiting_clarify" : "awaiting_approval" });
-  act(m, (r) => A.updateNode(r, ev.run_id, p.tool_call_id, (n) => ({ ...live(n), state: "waiting" })));
+  act(m, (r) => A.updateStep(r, ev.run_id, p.tool_call_id, (n) => ({ ...live(n), state: "waiting" })));
 };
 
 const resolved: Handler = (m, ev) => {
@@ -280,7 +281,7 @@ const resolved: Handler = (m, ev) => {
   const tool = im.sig.peek().tool;
   if (!tool || !TOOL_OPEN.has(tool.status)) return;
   setTool(im, ev, { status: "pending" });
-  act(m, (r) => A.updateNode(r, ev.run_id, tool.tool_call_id, (n) => ({ ...live(n), state: "running" })));
+  act(m, (r) => A.updateStep(r, ev.run_id, tool.tool_call_id, (n) => ({ ...live(n), state: "running" })));
 };
 
 /** Notices (diagnostics, context warnings), keyed by event id like the
@@ -400,7 +401,11 @@ export const handlers: Record<EventType, Handler> = {
     const tool = im?.sig.peek().tool;
     if (!im || !tool || seen(im, ev) || !TOOL_OPEN.has(tool.status)) return;
     const output = (tool.output ?? "") + (p.output ?? "");
-    setTool(im, ev, { status: p.phase === "executing" ? "running" : tool.status, output, live_output: output });
+    // tool.updated comes only after any approval (EVENTS.md), so a call
+    // still shown waiting (its resolution not seen) is executing now.
+    const waiting = tool.status === "awaiting_approval" || tool.status === "awaiting_clarify";
+    setTool(im, ev, { status: p.phase === "executing" || waiting ? "running" : tool.status, output, live_output: output });
+    act(m, (r) => A.updateStep(r, ev.run_id, p.tool_call_id, (n) => (n.state === "waiting" ? { ...live(n), state: "running" } : n)));
   },
   "tool.done": (m, ev) => {
     const p = ev.payload as P.ToolDoneP;
@@ -410,7 +415,7 @@ export const handlers: Record<EventType, Handler> = {
       status: p.status as ToolInfo["status"], output: p.output, result: p.result, error: p.error, duration_ms: p.duration_ms, live_output: undefined,
     });
     const t = Date.parse(ev.ts);
-    act(m, (r) => A.updateNode(r, ev.run_id, p.tool_call_id, (n) => ({
+    act(m, (r) => A.updateStep(r, ev.run_id, p.tool_call_id, (n) => ({
       ...live(n), state: A.toolState(p.status), durationMs: p.duration_ms, endedAt: t, result: p.result, output: p.output,
     })));
   },

@@ -6,18 +6,26 @@
 // Consistency model. Lists (sessions, pending requests) are refetched on
 // every stream (re)open; GET /api/sessions returns the cursor it was read
 // at, and the lifecycle events we hold past that cursor are re-applied on
-// top, so a refetch never rolls the sidebar back. The session on screen is
+// top, so a refetch never rolls the sidebar back. The sessions list is
+// paged (50 a page, newest first): a refetch reads the first page and keeps
+// the older pages the person scrolled in (see mergeFirstPage). The session on screen is
 // GET .../messages + GET .../runs, then the stream resumes after the
 // snapshot's cursor and the reducer drops what the snapshot already had.
+//
+// Access token: a server run with CADUCEUS_TOKEN answers 401 to every /api
+// call without it. The first 401 blocks the store (no stream, no retries)
+// and raises `auth`, the shell asks for the token, and submitToken() loads
+// everything again with it.
 
 import { batch, computed, signal } from "@preact/signals";
-import * as api from "./api";
-import type { ActionError, Meta, ModelChoice, Store } from "./contract";
+import { createApi } from "./api";
+import type { ActionError, AuthPrompt, Meta, ModelChoice, Store } from "./contract";
 import { createDebugHooks } from "./debug";
 import { notifyState, requestPermission, setMuted, showRequest } from "./notify";
 import type * as P from "./payloads";
 import { apply, applyRunUsage, handlers, loadSnapshot, newSessionModel, type ReduceEnv, type SessionModel } from "./reducer";
 import { createStream } from "./stream";
+import { loadToken, saveToken } from "./token";
 import type { Command, Connection, Envelope, EventType, HumanRequest, Item, Run, Session } from "./types";
 
 /** Lifecycle events: the ones GET /api/events carries from every session. */
@@ -27,8 +35,36 @@ const LIFECYCLE: ReadonlySet<EventType> = new Set<EventType>([
 ]);
 const CACHE_SIZE = 4; // recently viewed sessions kept in memory
 const BUFFER_SIZE = 500; // lifecycle events kept to re-apply after a list refetch
+const SESSIONS_PAGE = 50; // GET /api/sessions page size (the server's default)
 
 interface ModelFacts { provider: string; demo: boolean; contextWindow: number }
+interface SessionPage { sessions: Session[]; next_cursor: string; last_event_id: number }
+
+/** Newest first, like the server: updated_at, then id, both descending. */
+const newerFirst = (a: Session, b: Session) =>
+  a.updated_at !== b.updated_at ? (a.updated_at < b.updated_at ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+const sortSessions = (list: Session[]) => list.slice().sort(newerFirst);
+
+/** The list after a refetch of the first page: the page, plus the sessions
+ * of older pages we hold that sort after its last entry. One we hold that
+ * sorts inside the page's range but is not in it was deleted (an update
+ * only moves a session up). A last page (no next cursor) is everything. */
+function mergeFirstPage(held: Session[], page: Session[], next: string): Session[] {
+  if (!next || page.length === 0) return sortSessions(page);
+  const ids = new Set(page.map((s) => s.id));
+  const last = page[page.length - 1];
+  return sortSessions([...page, ...held.filter((s) => !ids.has(s.id) && newerFirst(last, s) < 0)]);
+}
+
+/** Adds a further page to the list, one entry per id (the fresher copy). */
+function mergePage(held: Session[], page: Session[]): Session[] {
+  const byId = new Map(held.map((s) => [s.id, s]));
+  for (const s of page) {
+    const have = byId.get(s.id);
+    if (!have || s.updated_at > have.updated_at) byId.set(s.id, s);
+  }
+  return sortSessions([...byId.values()]);
+}
 
 /** Path of a session in the address bar. */
 export const sessionPath = (id: string | null) => (id ? `/s/${id}` : "/");
@@ -61,6 +97,10 @@ export function createStore(): Store & StoreInternals {
   const connection = signal<Connection>("connecting");
   const toast = signal<ActionError | null>(null);
   const notify = signal(notifyState());
+  const auth = signal<AuthPrompt | null>(null);
+  // next_cursor of the deepest sessions page loaded ("" = none left).
+  const sessionsNext = signal("");
+  const sessionsMore = computed(() => sessionsNext.value !== "");
 
   // ---- private state ----
   const cache = new Map<string, SessionModel>();
@@ -73,6 +113,26 @@ export function createStore(): Store & StoreInternals {
   let usageAbort: AbortController | null = null;
   let applied = 0;
   let refreshTimer = 0;
+  let deepPages = false; // pages past the first are loaded
+  let moreLoading: Promise<ActionError | null> | null = null;
+  let token = loadToken();
+  let blocked = false; // the server refused our token: wait for a new one
+  let hooksReady = false;
+
+  const api = createApi({
+    token: () => token,
+    onUnauthorized: (sent) => {
+      if (sent !== token) return; // sent before the person gave a new token
+      blocked = true;
+      stream.close();
+      if (sent) {
+        // A wrong or changed token: forget it, ask again with the reason.
+        token = "";
+        saveToken("");
+      }
+      if (!auth.peek() || sent) auth.value = { error: sent ? "That token was not accepted. Check it and try again." : null };
+    },
+  });
 
   const env: ReduceEnv = {
     contextWindowOf: (model) => facts.get(model || defaultRef)?.contextWindow ?? 0,
@@ -84,13 +144,12 @@ export function createStore(): Store & StoreInternals {
   };
 
   const fail = (e: ActionError): ActionError => {
-    if (e.code !== "aborted") toast.value = e;
+    // A 401 is the token dialog's to explain, not a toast's.
+    if (e.code !== "aborted" && e.code !== "unauthorized") toast.value = e;
     return e;
   };
 
   // ---- sessions list ----
-
-  const sortSessions = (list: Session[]) => list.slice().sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0));
 
   const patchSession = (id: string, fn: (s: Session) => Session): boolean => {
     const list = sessions.peek();
@@ -169,20 +228,48 @@ export function createStore(): Store & StoreInternals {
     }
   };
 
-  /** Refetches the sessions list and pending requests, then re-applies the
-   * lifecycle events newer than the list's cursor. */
+  /** Refetches the first page of sessions (keeping older pages loaded)
+   * and the pending requests, then re-applies the lifecycle events newer
+   * than the list's cursor. */
   const refreshLists = async (): Promise<void> => {
-    const s = await api.get<{ sessions: Session[]; last_event_id: number }>("/api/sessions?limit=200");
+    const s = await api.get<SessionPage>(`/api/sessions?limit=${SESSIONS_PAGE}`);
     if (!s.ok) return;
     // Pending after the list, so it reflects at least the list's cursor.
     const r = await api.get<{ requests: HumanRequest[] }>("/api/requests?status=pending");
     batch(() => {
-      sessions.value = sortSessions(s.value.sessions);
+      const next = s.value.next_cursor ?? "";
+      sessions.value = mergeFirstPage(sessions.peek(), s.value.sessions, next);
+      // The keyset cursor past the deepest page stays valid; with only the
+      // first page (or all of it in one page) the new one takes over.
+      if (!deepPages || !next) {
+        sessionsNext.value = next;
+        deepPages = false;
+      }
       if (r.ok) pending.value = r.value.requests;
       const cur = s.value.last_event_id ?? 0;
       for (const ev of buffer) if (ev.id > cur) applyLifecycle(ev, false);
       listCursor = Math.max(listCursor, cur);
     });
+  };
+
+  /** Appends the next page of sessions. A refetch that changed the paging
+   * meanwhile wins: the page is dropped and the sentinel asks again. */
+  const loadMoreSessions = (): Promise<ActionError | null> => {
+    const cur = sessionsNext.peek();
+    if (moreLoading || !cur || blocked) return moreLoading ?? Promise.resolve(null);
+    moreLoading = (async () => {
+      const r = await api.get<SessionPage>(`/api/sessions?limit=${SESSIONS_PAGE}&cursor=${encodeURIComponent(cur)}`);
+      moreLoading = null;
+      if (!r.ok) return fail(r.error);
+      if (sessionsNext.peek() !== cur) return null;
+      batch(() => {
+        sessions.value = mergePage(sessions.peek(), r.value.sessions);
+        sessionsNext.value = r.value.next_cursor ?? "";
+        deepPages = true;
+      });
+      return null;
+    })();
+    return moreLoading;
   };
 
   const scheduleRefresh = () => {
@@ -219,16 +306,20 @@ export function createStore(): Store & StoreInternals {
     url: (after) => {
       const q = new URLSearchParams({ after: String(after) });
       if (streamSession) q.set("session", streamSession);
+      // EventSource cannot send headers: the server takes the token from
+      // the query on event streams only.
+      if (token) q.set("access_token", token);
       return `/api/events?${q}`;
     },
     onEvents,
     onOpen: () => void refreshLists(),
     onRefused: () => {
-      // Most likely the session on screen is gone (deleted in another tab).
+      // Most likely the session on screen is gone (deleted in another tab),
+      // or the server wants a token: a plain request tells which (a 401
+      // blocks the store and closes the stream).
       const sid = streamSession;
-      if (!sid) return;
-      void api.get<Session>(`/api/sessions/${sid}`).then((r) => {
-        if (!r.ok && r.error.code === "not_found" && activeId.peek() === sid) {
+      void api.get<unknown>(sid ? `/api/sessions/${sid}` : "/api/meta").then((r) => {
+        if (sid && !r.ok && r.error.code === "not_found" && activeId.peek() === sid) {
           dropSession(sid);
           selectSession(null, { replace: true });
         }
@@ -252,6 +343,7 @@ export function createStore(): Store & StoreInternals {
 
   const openStream = (sid: string | null, after: number, reset = false) => {
     streamSession = sid;
+    if (blocked) return; // reopened by boot() once there is a token
     stream.open(after, reset);
   };
 
@@ -270,6 +362,7 @@ export function createStore(): Store & StoreInternals {
     const msgs = await api.get<{ items: Item[]; last_event_id: number }>(`/api/sessions/${id}/messages`);
     if (seq !== loadSeq) return;
     if (!msgs.ok) {
+      if (msgs.error.code === "unauthorized") return; // boot() loads it again
       if (msgs.error.code === "not_found") {
         dropSession(id);
         toast.value = { code: "not_found", message: "That session does not exist any more." };
@@ -283,8 +376,17 @@ export function createStore(): Store & StoreInternals {
     const runs = await api.get<{ runs: Run[] }>(`/api/sessions/${id}/runs`);
     if (seq !== loadSeq) return;
     if (!runs.ok) {
+      if (runs.error.code === "unauthorized") return;
       window.setTimeout(() => seq === loadSeq && void load(id, reset), 2000);
       return;
+    }
+    // The header and actions read the session from the list, which holds
+    // only the pages loaded: an older session opened by its address joins
+    // it (the next page that holds it de-duplicates).
+    if (!sessions.peek().some((x) => x.id === id)) {
+      void api.get<Session>(`/api/sessions/${id}`).then((r) => {
+        if (r.ok && seq === loadSeq) upsertSession(r.value);
+      });
     }
     const m = cache.get(id) ?? newSessionModel(id);
     remember(m);
@@ -342,9 +444,18 @@ export function createStore(): Store & StoreInternals {
   };
 
   const store: Store & StoreInternals = {
-    meta, sessions, sessionFilter, visibleSessions, activeId, active, pending, models, commands, connection, toast, notify,
+    meta, sessions, sessionsMore, sessionFilter, visibleSessions, activeId, active, pending, models, commands, connection, toast, notify, auth,
 
     selectSession: (id) => selectSession(id),
+    loadMoreSessions,
+
+    submitToken(t) {
+      token = t;
+      saveToken(t);
+      blocked = false;
+      auth.value = null;
+      boot();
+    },
 
     async createSession() {
       const r = await api.post<Session>("/api/sessions", {});
@@ -427,30 +538,39 @@ export function createStore(): Store & StoreInternals {
 
     start() {
       window.addEventListener("popstate", () => selectSession(idFromPath(location.pathname), { push: false }));
-      // The debug hooks appear once the version is known, so a test that
-      // waits for them can read all of them.
-      void api.get<Meta>("/api/meta").then((r) => {
-        if (r.ok) meta.value = r.value;
-        createDebugHooks(store, {
-          handledEventTypes: () => Object.keys(handlers),
-          lastEventId: () => Math.max(stream.lastId(), activeModel.peek()?.state.cursor ?? 0),
-          streamOpens: () => stream.opens(),
-          applied: () => applied,
-        });
-      });
-      void api.get<{ commands: Command[] }>("/api/commands").then((r) => {
-        if (r.ok) commands.value = r.value.commands;
-      });
-      // Models first: the usage meter needs their context windows.
-      void Promise.all([loadModels(), refreshLists()]).then(() => {
-        const id = activeId.peek();
-        if (id) {
-          activeModel.value = newSessionModel(id);
-          void load(id);
-        } else openStream(null, listCursor);
-      });
+      boot();
     },
 
+  };
+
+  /** Loads meta, commands, models, lists and the session in the address
+   * bar, then opens the stream: at start, and again with a new token. */
+  const boot = () => {
+    // The debug hooks appear once the version is known, so a test that
+    // waits for them can read all of them.
+    void api.get<Meta>("/api/meta").then((r) => {
+      if (r.ok) meta.value = r.value;
+      if (hooksReady || (!r.ok && r.error.code === "unauthorized")) return;
+      hooksReady = true;
+      createDebugHooks(store, {
+        handledEventTypes: () => Object.keys(handlers),
+        lastEventId: () => Math.max(stream.lastId(), activeModel.peek()?.state.cursor ?? 0),
+        streamOpens: () => stream.opens(),
+        applied: () => applied,
+      });
+    });
+    void api.get<{ commands: Command[] }>("/api/commands").then((r) => {
+      if (r.ok) commands.value = r.value.commands;
+    });
+    // Models first: the usage meter needs their context windows.
+    void Promise.all([loadModels(), refreshLists()]).then(() => {
+      if (blocked) return; // refused: the token dialog is up
+      const id = activeId.peek();
+      if (id) {
+        if (activeModel.peek()?.state.id !== id) activeModel.value = newSessionModel(id);
+        void load(id);
+      } else openStream(null, listCursor);
+    });
   };
 
   const loadModels = async () => {

@@ -14,10 +14,6 @@ import { fmtDuration, fmtTokens, parseTime } from "./util";
 export interface TranscriptEnv {
   /** Reasoning durations (ms) by reasoning item id, from the activity tree. */
   thinkMs: ReadonlySignal<Map<string, number>>;
-  /** Fallback reasoning duration for history: from the reasoning item's
-   * creation to the next item of the same turn (the reasoning closes when
-   * the first text or tool call arrives). */
-  thinkFallback(id: string): number | null;
   /** Puts a finished assistant message into the polite live region. */
   announce(text: string): void;
 }
@@ -56,15 +52,17 @@ function Reasoning({ item }: { item: Item }) {
   // null: follow the default (expanded while thinking, collapsed after).
   const [choice, setChoice] = useState<boolean | null>(null);
   const expanded = choice ?? open;
-  // Duration measured here when we saw it stream, else from the activity tree.
+  // Duration measured here when we saw it stream, else from the activity
+  // tree; history of finished runs has none (the snapshot dates a closed
+  // segment by its end), so it reads just "Thought".
   const started = useRef<number | null>(open ? Date.now() : null);
   const [liveMs, setLiveMs] = useState<number | null>(null);
   useEffect(() => {
     if (!open && started.current != null && liveMs == null) setLiveMs(Date.now() - started.current);
   }, [open]);
-  // 0 means "unknown" (history folded without timings).
+  // 0 or less means "unknown".
   const pos = (v: number | null | undefined) => (v != null && v > 0 ? v : null);
-  const ms = open ? null : pos(env?.thinkMs.value.get(item.id)) ?? pos(liveMs) ?? pos(env?.thinkFallback(item.id));
+  const ms = open ? null : pos(env?.thinkMs.value.get(item.id)) ?? pos(liveMs);
   const label = open
     ? "Thinking…"
     : ms != null

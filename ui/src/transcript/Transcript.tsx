@@ -7,13 +7,14 @@
 //
 // Scrolling (seed 003): while the view is at the bottom it follows new
 // content; once the person scrolls up it stays put and a "↓ N new" pill
-// counts what arrived below (a streaming message counts once).
+// counts what arrived below (a streaming message counts once). Sending a
+// message jumps back to the bottom and pins again (see pin.ts).
 
 import { useComputed } from "@preact/signals";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { ActivityNode, ItemModel, SessionState } from "../state/types";
 import { ItemView, TranscriptCtx, type TranscriptEnv } from "./Items";
-import { parseTime } from "./util";
+import { onTranscriptPin } from "./pin";
 
 const PAGE = 80;
 const BOTTOM_SLACK = 40; // px from the bottom that still counts as "at the bottom"
@@ -90,18 +91,9 @@ function TranscriptView({ session }: { session: SessionState }) {
   const env = useMemo<TranscriptEnv>(
     () => ({
       thinkMs,
-      thinkFallback: (id: string) => {
-        const list = session.items.peek();
-        const i = list.findIndex((m) => m.id === id);
-        if (i < 0 || i + 1 >= list.length) return null;
-        const a = list[i].sig.peek(), b = list[i + 1].sig.peek();
-        if (!a.turn_id || a.turn_id !== b.turn_id) return null;
-        const t0 = parseTime(a.created_at), t1 = parseTime(b.created_at);
-        return t0 != null && t1 != null && t1 >= t0 ? t1 - t0 : null;
-      },
       announce: (text: string) => setAnnouncement(text.length > 400 ? text.slice(0, 400) + "…" : text),
     }),
-    [thinkMs, session],
+    [thinkMs],
   );
 
   const scrollToBottom = useCallback(() => {
@@ -114,6 +106,10 @@ function TranscriptView({ session }: { session: SessionState }) {
     counted.current.clear();
     setNewCount(0);
   }, []);
+
+  // The person sent a message: show it (and what follows) whatever they
+  // were reading.
+  useEffect(() => onTranscriptPin(session.id, scrollToBottom), [session.id, scrollToBottom]);
 
   const measureAtBottom = () => {
     const el = scroller.current!;
