@@ -43,8 +43,14 @@ function menuFor(text: string, commands: Command[], store: Store): MenuEntry[] |
 export function Composer({ session }: { session: SessionState | null }) {
   const store = useStore();
   const view = useView();
-  const sid = session?.id ?? "";
+  // The draft belongs to the session in the address, known before its
+  // state loads (on /s/<id> the composer is usable at once): keying by the
+  // loaded state's id would file early typing under "" and drop it.
+  const sid = store.activeId.value ?? session?.id ?? "";
   const text = useSignal(view.drafts.get(sid) ?? "");
+  const prevSid = useRef(sid);
+  const sidLoaded = useRef(!!session);
+  if (session && session.id === sid) sidLoaded.current = true;
   const error = useSignal<string | null>(null);
   const sel = useSignal(0);
   const menuClosed = useSignal(false); // Esc hides the menu until the text changes
@@ -55,8 +61,19 @@ export function Composer({ session }: { session: SessionState | null }) {
 
   const menu = useComputed(() => (menuClosed.value ? null : menuFor(text.value, store.commands.value, store)));
 
-  // Drafts survive switching sessions.
+  // Drafts survive switching sessions. Text typed for a session that never
+  // loaded (e.g. its address named a deleted one) moves to the next one
+  // rather than vanishing.
   useEffect(() => {
+    const prev = prevSid.current;
+    if (prev === sid) return;
+    const orphan = prev !== "" && !sidLoaded.current ? view.drafts.get(prev) ?? "" : "";
+    prevSid.current = sid;
+    sidLoaded.current = !!session && session.id === sid;
+    if (orphan && !view.drafts.get(sid)) {
+      view.drafts.set(sid, orphan);
+      view.drafts.delete(prev);
+    }
     text.value = view.drafts.get(sid) ?? "";
     error.value = null;
   }, [sid]);
