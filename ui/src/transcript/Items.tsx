@@ -8,7 +8,8 @@ import type { Item, ItemModel } from "../state/types";
 import { Markdown } from "./MarkdownView";
 import { ToolCard } from "./ToolCard";
 import { IconAlert, IconBrain, IconChevron, IconInfo, IconLayers, IconStop } from "./icons";
-import { fmtDuration, fmtTokens, parseTime } from "./util";
+import { tokens } from "../shell/format";
+import { fmtDuration, parseTime } from "./util";
 
 /** What entries need from the transcript around them. */
 export interface TranscriptEnv {
@@ -126,7 +127,7 @@ function Compaction({ item }: { item: Item }) {
         <button type="button" class="divider-label" aria-expanded={open} onClick={() => setOpen(!open)} disabled={!c.summary}>
           <IconLayers size={13} />
           <span>
-            Context compacted — {n} message{n === 1 ? "" : "s"} summarised, {fmtTokens(c.tokens_saved)} tokens saved
+            Context compacted — {n} message{n === 1 ? "" : "s"} summarised, {tokens(c.tokens_saved)} tokens saved
           </span>
           {c.summary && <IconChevron size={12} class={"chev" + (open ? " open" : "")} />}
         </button>

@@ -24,10 +24,6 @@ export function fmtBytes(n: number | undefined | null): string {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
-export function fmtTokens(n: number): string {
-  return n >= 1000 ? `${(n / 1000).toFixed(n >= 10_000 ? 0 : 1)}k` : String(n);
-}
-
 /** Pretty JSON that never throws (cycles, BigInt). */
 export function prettyJson(v: unknown): string {
   try {
