@@ -1,5 +1,7 @@
 // Command caduceus is the Caduceus binary: `caduceus serve` runs the web
-// server with an in-process runner; `caduceus version` prints the version.
+// server with an in-process runner (or, with --runner=none, the web tier
+// alone); `caduceus runner` runs runs for a web tier on the same data dir;
+// `caduceus version` prints the version.
 package main
 
 import (
@@ -34,6 +36,8 @@ func run(args []string) int {
 		return 0
 	case "serve":
 		return serve(args[1:])
+	case "runner":
+		return runRunner(args[1:])
 	case "help", "-h", "--help":
 		usage()
 		return 0
@@ -49,21 +53,50 @@ func usage() {
 
 Commands:
   serve     run the web server and an in-process runner
+            (--runner=none: the web server only)
+  runner    execute runs for the web servers sharing its data dir
   version   print the version
 
-Run 'caduceus serve -h' for the flags of serve.
+Run 'caduceus serve -h' or 'caduceus runner -h' for their flags.
 `)
 }
 
 func serve(args []string) int {
 	cfg, err := config.ParseServe(args, os.Getenv)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(os.Stderr, "caduceus:", err)
-		return 2
+		return parseFailed(err)
 	}
+	return start(cfg, func(a *app.App) {
+		runs := "model: demo (offline demo model: no provider configured)"
+		if cfg.Runner == config.RunnerNone {
+			runs = "runs: executed by `caduceus runner` processes on this data dir"
+		}
+		fmt.Printf("Caduceus %s serving %s\n  data: %s\n  workspace: %s\n  %s\n",
+			version, a.URL(), cfg.DataDir, cfg.Workspace, runs)
+	})
+}
+
+func runRunner(args []string) int {
+	cfg, err := config.ParseRunner(args, os.Getenv)
+	if err != nil {
+		return parseFailed(err)
+	}
+	return start(cfg, func(a *app.App) {
+		fmt.Printf("Caduceus %s runner %s ready\n  data: %s\n", version, a.RunnerID(), cfg.DataDir)
+	})
+}
+
+func parseFailed(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "caduceus:", err)
+	return 2
+}
+
+// start assembles the process, announces it and runs it until SIGINT or
+// SIGTERM, which stop it gracefully.
+func start(cfg config.Config, announce func(*app.App)) int {
 	cfg.Version = version
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -73,8 +106,7 @@ func serve(args []string) int {
 		fmt.Fprintln(os.Stderr, "caduceus:", err)
 		return 1
 	}
-	fmt.Printf("Caduceus %s serving %s\n  data: %s\n  workspace: %s\n  model: demo (offline demo model: no provider configured)\n",
-		version, a.URL(), cfg.DataDir, cfg.Workspace)
+	announce(a)
 	if err := a.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "caduceus:", err)
 		return 1

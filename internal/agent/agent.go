@@ -86,7 +86,18 @@ type Loop struct {
 	// Covered is how many messages of the conversation the summary at the
 	// start of the history stands for (transcript.Covered); 0 when none.
 	Covered int
+	// Yield, when it reports true, stops the loop at the next step
+	// boundary (before a model call or a tool call) with ErrYield: the
+	// runner is stopping and hands the run over with nothing half done.
+	Yield func() bool
 }
+
+// ErrYield is returned by Run when Yield asked the loop to stop between
+// steps. Everything done so far is journaled; the run can continue from
+// the journal.
+var ErrYield = errors.New("agent: yielded at a step boundary")
+
+func (l *Loop) yield() bool { return l.Yield != nil && l.Yield() }
 
 // Result is how the loop ended. Err nil means completed; when ctx was
 // cancelled Run returns ctx's error instead and the caller decides.
@@ -115,6 +126,9 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 	w := &window{size: l.ContextWindow}
 	covered := l.Covered
 	for i := 0; ; i++ {
+		if l.yield() {
+			return res, errors.Join(ErrYield, h.Flush(ctx))
+		}
 		if i == maxTurns {
 			res.Err = &event.ErrorInfo{Code: "max_turns", Message: fmt.Sprintf("stopped after %d model calls without a final answer", maxTurns)}
 			return res, h.Flush(ctx)
@@ -139,6 +153,11 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 		}
 		results := make([]provider.ToolResult, 0, len(t.msg.ToolCalls))
 		for _, c := range t.msg.ToolCalls {
+			if l.yield() {
+				// Calls not begun stay open in the journal; the run that
+				// continues executes them, after approval as usual.
+				return res, errors.Join(ErrYield, h.Flush(ctx))
+			}
 			r, err := l.call(ctx, h, c)
 			if err != nil {
 				return res, err
@@ -365,7 +384,7 @@ func normaliseArgs(s string) json.RawMessage {
 
 func providerError(name string, err error) *event.ErrorInfo {
 	if pe, ok := provider.AsError(err); ok {
-		return &event.ErrorInfo{Code: "provider_" + pe.Code, Message: pe.Provider + ": " + pe.Message}
+		return &event.ErrorInfo{Code: "provider_" + pe.Code, Message: pe.Provider + ": " + pe.Message, Retryable: pe.Retryable}
 	}
 	return &event.ErrorInfo{Code: "provider_error", Message: name + ": " + err.Error()}
 }

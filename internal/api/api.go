@@ -27,6 +27,9 @@ type Info struct {
 	SchemaVersion int
 	DefaultModel  string
 	Demo          bool // the default model is the offline demo
+	// RunnerMode is where runs execute: "inprocess", or "none" when
+	// separate runner processes execute them.
+	RunnerMode string
 }
 
 // Options tune the API. Zero values mean the defaults.
@@ -87,6 +90,7 @@ func (a *API) Handler() http.Handler {
 
 	mux.HandleFunc("GET /api/runs/{id}", a.getRun)
 	mux.HandleFunc("POST /api/runs/{id}/cancel", a.cancelRun)
+	mux.HandleFunc("POST /api/runs/{id}/resume", a.resumeRun)
 	mux.HandleFunc("GET /api/runs/{id}/events", a.runEvents)
 
 	mux.HandleFunc("GET /api/requests", a.listRequests)
@@ -151,7 +155,7 @@ func statusOf(code string) int {
 	switch code {
 	case control.CodeNotFound:
 		return http.StatusNotFound
-	case control.CodeSessionBusy, control.CodeNotPending, control.CodeConflict:
+	case control.CodeSessionBusy, control.CodeNotPending, control.CodeConflict, control.CodeNotResumable, control.CodeSuperseded:
 		return http.StatusConflict
 	default:
 		return http.StatusBadRequest

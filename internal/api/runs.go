@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -78,6 +79,20 @@ func (a *API) cancelRun(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	a.writeRun(w, r, status, ru)
+}
+
+// resumeRun queues an interrupted or recovering run again (no body).
+func (a *API) resumeRun(w http.ResponseWriter, r *http.Request) {
+	rid, ok := pathID(w, r, "run", "run")
+	if !ok {
+		return
+	}
+	ru, err := a.svc.Resume(r.Context(), rid)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeRun(w, r, http.StatusAccepted, ru)
 }
 
 func (a *API) listRequests(w http.ResponseWriter, r *http.Request) {
@@ -182,8 +197,11 @@ func (a *API) deleteRule(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// health reports the store, the live runners and the work waiting for
+// them. It answers 503 only when the store is unreachable: no runner is a
+// state to show, not an outage of this process.
 func (a *API) health(w http.ResponseWriter, r *http.Request) {
-	out := map[string]any{"status": "ok", "store": "ok"}
+	out := map[string]any{"status": "ok", "store": "ok", "runner_mode": a.info.RunnerMode}
 	if _, err := a.st.LastEventID(r.Context()); err != nil {
 		a.log.Error("health: store", "err", err)
 		out["status"], out["store"] = "degraded", "unavailable"
@@ -195,24 +213,54 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	live := []runnerView{}
-	for _, ru := range runners {
-		if time.Since(ru.HeartbeatAt) < a.opt.LeaseWindow {
-			live = append(live, runnerView{ID: ru.ID, Host: ru.Host, PID: ru.PID, Version: ru.Version,
-				StartedAt: event.Time{Time: ru.StartedAt}, HeartbeatAt: event.Time{Time: ru.HeartbeatAt}})
+	var owned []run.Status
+	for _, s := range run.All() {
+		if s.Owned() {
+			owned = append(owned, s)
 		}
 	}
-	queued, err := a.st.RunsWithStatus(r.Context(), run.Queued)
+	held, err := a.st.RunsWithStatus(r.Context(), owned...)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	out["runners"], out["queue_depth"] = live, len(queued)
-	if len(live) == 0 && len(queued) > 0 {
+	perRunner := map[string]int{}
+	for _, ru := range held {
+		perRunner[ru.RunnerID]++
+	}
+	live := []runnerView{}
+	for _, ru := range runners {
+		if time.Since(ru.HeartbeatAt) < a.opt.LeaseWindow {
+			live = append(live, runnerView{ID: ru.ID, Host: ru.Host, PID: ru.PID, Version: ru.Version,
+				StartedAt: event.Time{Time: ru.StartedAt}, HeartbeatAt: event.Time{Time: ru.HeartbeatAt}, RunsHeld: perRunner[ru.ID]})
+		}
+	}
+	waiting, err := a.st.RunsWithStatus(r.Context(), run.Queued, run.Recovering)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	queued, recovering := 0, 0
+	for _, ru := range waiting {
+		if ru.Status == run.Queued {
+			queued++
+		} else {
+			recovering++
+		}
+	}
+	out["runners"], out["queue_depth"], out["recovering"] = live, queued, recovering
+	if n := queued + recovering; len(live) == 0 && n > 0 {
 		out["status"] = "degraded"
-		out["reason"] = "runs are queued but no runner is alive"
+		out["reason"] = fmt.Sprintf("no runner is alive and %d %s waiting", n, plural(n, "run is", "runs are"))
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // SchemaVersion of the API and event shapes; bump on incompatible change.

@@ -50,6 +50,9 @@ type runView struct {
 	Input             string            `json:"input"`
 	Model             string            `json:"model"`
 	Attempt           int               `json:"attempt"`
+	Retries           int               `json:"retries"`
+	MaxRetries        int               `json:"max_retries"`
+	RetryAt           *event.Time       `json:"retry_at,omitempty"`
 	LastEventID       int64             `json:"last_event_id"`
 	LastSeq           int64             `json:"last_seq"`
 	Controls          []run.Control     `json:"controls"`
@@ -63,11 +66,14 @@ type runView struct {
 
 func newRunView(r store.Run, cursor int64, pending []string) runView {
 	v := runView{ID: r.ID, SessionID: r.SessionID, Status: r.Status, Terminal: r.Status.Terminal(),
-		Input: r.Input, Model: r.Model, Attempt: r.Attempt, LastEventID: cursor, LastSeq: r.LastSeq,
+		Input: r.Input, Model: r.Model, Attempt: r.Attempt, Retries: r.Retries, MaxRetries: r.MaxRetries, LastEventID: cursor, LastSeq: r.LastSeq,
 		Controls: run.Controls(r.Status), PendingRequestIDs: pending, Usage: r.Usage,
 		CreatedAt: event.Time{Time: r.CreatedAt}, StartedAt: event.Time{Time: r.StartedAt}, EndedAt: event.Time{Time: r.EndedAt}}
 	if v.PendingRequestIDs == nil {
 		v.PendingRequestIDs = []string{}
+	}
+	if r.Status == run.Recovering && !r.RetryAt.IsZero() {
+		v.RetryAt = &event.Time{Time: r.RetryAt}
 	}
 	if r.ErrorCode != "" {
 		v.Error = &event.ErrorInfo{Code: r.ErrorCode, Message: r.ErrorMessage}
@@ -111,4 +117,5 @@ type runnerView struct {
 	Version     string     `json:"version"`
 	StartedAt   event.Time `json:"started_at"`
 	HeartbeatAt event.Time `json:"heartbeat_at"`
+	RunsHeld    int        `json:"runs_held"`
 }

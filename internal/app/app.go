@@ -1,6 +1,7 @@
 // Package app assembles a Caduceus process from its parts: store, journal
-// writer and hub, runner, API and HTTP server. cmd/caduceus and the
-// end-to-end tests start the same assembly.
+// writer and hub, wake bus, runner, API and HTTP server. The same assembly
+// makes a web tier with an in-process runner (the default), a web tier
+// alone, or a runner alone; cmd/caduceus and the end-to-end tests start it.
 package app
 
 import (
@@ -30,34 +31,55 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/skill"
 	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
 	"github.com/caduceus-dev/caduceus/internal/tool"
+	"github.com/caduceus-dev/caduceus/internal/wake"
 	"github.com/caduceus-dev/caduceus/internal/web"
 )
 
-// App is one running Caduceus process.
+// App is one running Caduceus process: the web tier, a runner, or both
+// (config.Runner says which).
 type App struct {
 	cfg    config.Config
 	log    *slog.Logger
 	st     *sqlite.DB
 	w      *journal.Writer
 	hub    *journal.Hub
-	runner *runner.Runner
-	srv    *http.Server
+	bus    *wake.Bus        // nil when wake-ups across processes are unavailable
+	runner *runner.Runner   // nil for the web tier alone
+	watch  *runner.Watchdog // the web tier's, when it has no runner
+	srv    *http.Server     // nil for a runner process
 	ln     net.Listener
 	models *models.Registry
 	procs  *tool.ProcessTable
 }
 
-// New opens the store and binds the listener; Run serves.
+// pollWithBus is the hub's safety-net poll when other processes wake it;
+// pollAlone keeps cross-process delivery within the latency target
+// without the bus, at the cost of a query every pollAlone.
+const (
+	pollWithBus = time.Second
+	pollAlone   = 25 * time.Millisecond
+)
+
+// New opens the store, joins the wake bus and, for a web tier, binds the
+// listener; a runner process is registered when New returns. Run serves.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
-	guard, err := httpguard.New(httpguard.Config{Addr: cfg.Addr, Token: cfg.Token})
-	if err != nil {
-		return nil, err
+	if cfg.Runner == "" {
+		cfg.Runner = config.RunnerInProcess
+	}
+	webTier := cfg.Runner != config.RunnerOnly
+	var guard *httpguard.Guard
+	if webTier {
+		var err error
+		if guard, err = httpguard.New(httpguard.Config{Addr: cfg.Addr, Token: cfg.Token}); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	script := demo.Default()
 	if cfg.DemoScript != "" {
+		var err error
 		if script, err = demo.LoadScript(cfg.DemoScript); err != nil {
 			return nil, err
 		}
@@ -80,21 +102,38 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, st: st, models: reg}
-	a.hub = journal.NewHub(st, 0, log)
-	a.w = journal.NewWriter(st, a.hub.Poke, log)
-	mem := memory.New(filepath.Join(cfg.DataDir, "memory"))
-	a.procs = tool.NewProcessTable(0, 0)
-	tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
-	a.runner = runner.New(runner.Config{Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redact: red.String,
-		Memory: mem, ApprovalMode: cfg.ApprovalMode},
-		st, a.w, a.hub, tools, reg, log)
-	svc := control.NewService(st, a.w, cfg.Workspace)
+	poll := pollWithBus
+	if a.bus, err = wake.Open(filepath.Join(cfg.DataDir, "wake"), log); err != nil {
+		log.Warn("no cross-process wake-ups; polling the journal instead", "every", pollAlone, "err", err)
+		poll = pollAlone
+	}
+	a.hub = journal.NewHub(st, poll, log)
+	a.w = journal.NewWriter(st, a.afterCommit, log)
+	a.w.Start()
+	if cfg.Runner != config.RunnerNone {
+		mem := memory.New(filepath.Join(cfg.DataDir, "memory"))
+		a.procs = tool.NewProcessTable(0, 0)
+		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
+		a.runner = runner.New(runner.Config{Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redact: red.String,
+			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent},
+			st, a.w, a.hub, tools, reg, log)
+	} else {
+		a.watch = runner.NewWatchdog(st, a.w, "", cfg.Lease, log)
+	}
+	if !webTier {
+		if err := a.runner.Register(ctx); err != nil {
+			a.close()
+			return nil, err
+		}
+		return a, nil
+	}
+	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: sqlite.SchemaVersion,
-		DefaultModel: reg.Default(), Demo: reg.DemoOnly()}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg}, log)
+		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg}, log)
 
 	ui, err := web.New()
 	if err != nil {
-		st.Close()
+		a.close()
 		return nil, err
 	}
 	mux := http.NewServeMux()
@@ -103,71 +142,123 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.srv = &http.Server{Handler: guard.Wrap(mux), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	if a.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
-		st.Close()
+		a.close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	return a, nil
 }
 
-// URL is the address the server answers on.
-func (a *App) URL() string { return "http://" + a.ln.Addr().String() }
+// afterCommit wakes this process's hub and every other process's.
+func (a *App) afterCommit() {
+	a.hub.Poke()
+	if a.bus != nil {
+		a.bus.Notify()
+	}
+}
+
+// URL is the address the server answers on ("" for a runner process).
+func (a *App) URL() string {
+	if a.ln == nil {
+		return ""
+	}
+	return "http://" + a.ln.Addr().String()
+}
+
+// RunnerID is the identity of the process's runner ("" without one).
+func (a *App) RunnerID() string {
+	if a.runner == nil {
+		return ""
+	}
+	return a.runner.ID()
+}
 
 // Run serves until ctx ends, then shuts down in dependency order: streams
-// and HTTP first, then the runner (which releases its runs), then the
-// journal writer, hub and store.
+// and HTTP first (clients reconnect elsewhere), then the runner (which
+// hands its runs over), then the journal writer, hub, bus and store.
 func (a *App) Run(ctx context.Context) error {
-	a.w.Start()
 	hubCtx, stopHub := context.WithCancel(context.Background())
 	runCtx, stopRunner := context.WithCancel(context.Background())
-	streamsCtx, stopStreams := context.WithCancel(context.Background())
-	a.srv.BaseContext = func(net.Listener) context.Context { return streamsCtx }
-
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		if err := a.hub.Run(hubCtx); err != nil {
 			a.log.Error("journal hub stopped", "err", err)
 		}
 	}()
+	if a.bus != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-hubCtx.Done():
+					return
+				case <-a.bus.C():
+					a.hub.Poke()
+				}
+			}
+		}()
+	}
 	runnerDone := make(chan struct{})
 	go func() {
-		defer wg.Done()
 		defer close(runnerDone)
-		if err := a.runner.Run(runCtx); err != nil {
-			a.log.Error("runner stopped", "err", err)
+		switch {
+		case a.runner != nil:
+			if err := a.runner.Run(runCtx); err != nil {
+				a.log.Error("runner stopped", "err", err)
+			}
+		case a.watch != nil:
+			a.watch.Run(runCtx)
 		}
 	}()
-	srvErr := make(chan error, 1)
-	go func() { srvErr <- a.srv.Serve(a.ln) }()
 
 	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-srvErr:
+	if a.srv != nil {
+		streamsCtx, stopStreams := context.WithCancel(context.Background())
+		a.srv.BaseContext = func(net.Listener) context.Context { return streamsCtx }
+		srvErr := make(chan error, 1)
+		go func() { srvErr <- a.srv.Serve(a.ln) }()
+		select {
+		case <-ctx.Done():
+		case err = <-srvErr:
+		}
+		stopStreams()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = a.srv.Shutdown(sctx)
+		cancel()
+	} else {
+		<-ctx.Done()
 	}
-	stopStreams()
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	_ = a.srv.Shutdown(sctx)
-	cancel()
 	stopRunner()
 	<-runnerDone
-	// Background processes die with the runner that started them.
-	pctx, pcancel := context.WithTimeout(context.Background(), 5*time.Second)
-	if perr := a.procs.Close(pctx); perr != nil {
-		a.log.Warn("stopping background processes", "err", perr)
+	if a.procs != nil {
+		// Background processes die with the runner that started them.
+		pctx, pcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if perr := a.procs.Close(pctx); perr != nil {
+			a.log.Warn("stopping background processes", "err", perr)
+		}
+		pcancel()
 	}
-	pcancel()
-	a.w.Close()
 	stopHub()
 	wg.Wait()
-	if cerr := a.st.Close(); cerr != nil {
+	if cerr := a.close(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
 	return err
+}
+
+// close stops the writer and releases the bus and the store.
+func (a *App) close() error {
+	a.w.Close()
+	var err error
+	if a.bus != nil {
+		err = a.bus.Close()
+	}
+	return errors.Join(err, a.st.Close())
 }
 
 // providerFactories builds the clients of configured providers.

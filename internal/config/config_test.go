@@ -40,6 +40,15 @@ func TestParseServe(t *testing.T) {
 		{name: "negative ttl", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--approval-timeout", "-1s"}, wantErr: "approval-timeout"},
 		{name: "stray argument", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "extra"}, wantErr: "unexpected argument"},
 		{name: "unknown flag", env: map[string]string{"HOME": "/h"}, args: []string{"--nope"}, wantErr: "not defined"},
+		{name: "web tier only", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--runner", "none", "--max-retries", "0"},
+			check: func(t *testing.T, c Config) {
+				if c.Runner != RunnerNone || c.MaxRetries != 0 || c.Grace != 10*time.Second || c.RetryBackoff != 2*time.Second {
+					t.Fatalf("%+v", c)
+				}
+			}},
+		{name: "bad runner mode", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--runner", "remote"}, wantErr: "runner must be"},
+		{name: "negative retries", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--max-retries", "-1"}, wantErr: "max-retries"},
+		{name: "no concurrency", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--max-concurrent", "0"}, wantErr: "max-concurrent"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,5 +64,22 @@ func TestParseServe(t *testing.T) {
 			}
 			tc.check(t, c)
 		})
+	}
+}
+
+func TestParseRunner(t *testing.T) {
+	ws := t.TempDir()
+	c, err := ParseRunner([]string{"--workspace", ws, "--data-dir", "/d", "--grace", "3s", "--max-concurrent", "2"}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Runner != RunnerOnly || c.Grace != 3*time.Second || c.MaxConcurrent != 2 || c.Addr != "" {
+		t.Fatalf("%+v", c)
+	}
+	// serve-only flags are refused: a runner has no listener and no retry policy of its own.
+	for _, f := range []string{"--addr", "--runner", "--max-retries", "--retry-backoff"} {
+		if _, err := ParseRunner([]string{"--workspace", ws, "--data-dir", "/d", f, "1"}, func(string) string { return "" }); err == nil {
+			t.Errorf("%s accepted by runner", f)
+		}
 	}
 }

@@ -21,6 +21,8 @@ const (
 	CodeInvalidChoice = "invalid_choice"
 	CodeConflict      = "conflict"
 	CodeInvalidCursor = "invalid_cursor"
+	CodeNotResumable  = "not_resumable"
+	CodeSuperseded    = "superseded"
 )
 
 // Error is a failure a client caused and can act on.

@@ -44,7 +44,7 @@ func newEnv(t *testing.T) *env {
 		}
 	})
 	ws := t.TempDir()
-	return &env{t: t, ctx: ctx, st: st, w: w, svc: control.NewService(st, w, ws), ws: ws}
+	return &env{t: t, ctx: ctx, st: st, w: w, svc: control.NewService(st, w, ws, control.RetryPolicy{}), ws: ws}
 }
 
 func (e *env) session() store.Session {

@@ -36,11 +36,13 @@ type Service struct {
 	st        store.Store
 	w         *journal.Writer
 	workspace string // default workspace of new sessions
+	retry     RetryPolicy
 }
 
-// NewService returns a Service.
-func NewService(st store.Store, w *journal.Writer, workspace string) *Service {
-	return &Service{st: st, w: w, workspace: workspace}
+// NewService returns a Service. retry is the policy given to every run it
+// queues.
+func NewService(st store.Store, w *journal.Writer, workspace string, retry RetryPolicy) *Service {
+	return &Service{st: st, w: w, workspace: workspace, retry: retry}
 }
 
 // NewSession is the input of CreateSession.
@@ -202,7 +204,7 @@ func (s *Service) Send(ctx context.Context, sessionID string, m Message) (store.
 			model = sess.Model
 		}
 		r := store.Run{ID: id.New("run"), SessionID: sessionID, Status: run.Queued, Input: m.Content,
-			Model: model, Priority: priority, CreatedAt: now}
+			Model: model, Priority: priority, CreatedAt: now, MaxRetries: s.retry.Max, RetryBackoff: s.retry.Backoff}
 		if err := tx.InsertRun(ctx, r); err != nil {
 			return err
 		}
@@ -251,7 +253,8 @@ func (s *Service) Compact(ctx context.Context, sessionID string) (store.Run, err
 			}
 		}
 		now := time.Now().UTC()
-		r := store.Run{ID: id.New("run"), SessionID: sessionID, Status: run.Queued, Model: sess.Model, CreatedAt: now}
+		r := store.Run{ID: id.New("run"), SessionID: sessionID, Status: run.Queued, Model: sess.Model, CreatedAt: now,
+			MaxRetries: s.retry.Max, RetryBackoff: s.retry.Backoff}
 		if err := tx.InsertRun(ctx, r); err != nil {
 			return err
 		}

@@ -41,7 +41,7 @@ func finishInTx(ctx context.Context, tx store.Tx, runID, fence string, o Outcome
 	if o.Status != run.Cancelled {
 		closing = event.ToolError
 	}
-	drafts, usage, err := closeOpen(ctx, tx, r, closing)
+	drafts, usage, err := closeOpen(ctx, tx, r, closing, true)
 	if err != nil {
 		return err
 	}
@@ -74,8 +74,10 @@ func finishInTx(ctx context.Context, tx store.Tx, runID, fence string, o Outcome
 }
 
 // closeOpen returns the events that close a run's open text, reasoning and
-// tool calls, and the run's token usage so far.
-func closeOpen(ctx context.Context, tx store.Tx, r store.Run, toolStatus string) ([]event.Draft, event.UsageTotals, error) {
+// (with tools) tool calls, and the run's token usage so far. A run that
+// stops to be resumed keeps its tool calls open: the resumed run reports
+// each one that had begun as interrupted, and runs those that had not.
+func closeOpen(ctx context.Context, tx store.Tx, r store.Run, toolStatus string, tools bool) ([]event.Draft, event.UsageTotals, error) {
 	evs, err := tx.Events(ctx, store.EventQuery{RunID: r.ID})
 	if err != nil {
 		return nil, event.UsageTotals{}, err
@@ -90,7 +92,7 @@ func closeOpen(ctx context.Context, tx store.Tx, r store.Run, toolStatus string)
 		case it.Open && it.Kind == transcript.KindReasoning:
 			drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.ReasoningDone,
 				Payload: event.DonePayload{ID: it.ID, TurnID: it.TurnID, Text: it.Text, Partial: true}})
-		case it.Tool != nil && !it.Tool.Done():
+		case tools && it.Tool != nil && !it.Tool.Done():
 			msg := "cancelled before it finished"
 			if toolStatus != event.ToolCancelled {
 				msg = "the run ended before the tool call finished"
@@ -128,7 +130,9 @@ func Claim(ctx context.Context, tx store.Tx, runnerID string, lease time.Duratio
 		return r, ok, err
 	}
 	info := describe(r)
-	info.RunnerID, info.Attempt, info.Resumed = runnerID, r.Attempt, prev != run.Queued
+	// A run is resumed when it was claimed before: waiting for a person,
+	// or executed by a runner that died or handed it over.
+	info.RunnerID, info.Attempt, info.Resumed = runnerID, r.Attempt, prev != run.Queued || r.Attempt > 1
 	_, err = tx.AppendEvents(ctx, runnerID, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunStarted, Payload: info})
 	return r, true, err
 }
@@ -166,43 +170,4 @@ func Release(ctx context.Context, tx store.Tx, runID, runnerID string) error {
 	}
 	r.RunnerID, r.LeaseExpiresAt = "", time.Time{}
 	return tx.UpdateRun(ctx, r, r.Status)
-}
-
-// Interrupt marks a run whose runner is gone. A run that was being cancelled
-// is finished as cancelled; a running one becomes interrupted with a
-// diagnostic saying what the journal last recorded; one waiting for a person
-// is only released, since its request is still answerable.
-func Interrupt(ctx context.Context, tx store.Tx, runID string, why string) error {
-	r, err := tx.GetRun(ctx, runID)
-	if err != nil {
-		return err
-	}
-	now := time.Now().UTC()
-	switch r.Status {
-	case run.Cancelling:
-		return finishInTx(ctx, tx, runID, "", Outcome{Status: run.Cancelled}, now)
-	case run.AwaitingApproval, run.AwaitingClarify:
-		return Release(ctx, tx, runID, r.RunnerID)
-	case run.Running:
-	default:
-		return nil
-	}
-	lastType := ""
-	if evs, err := tx.Events(ctx, store.EventQuery{RunID: runID, AfterID: 0}); err == nil && len(evs) > 0 {
-		lastType = string(evs[len(evs)-1].Type)
-	}
-	prevRunner := r.RunnerID
-	r.Status, r.RunnerID, r.LeaseExpiresAt = run.Interrupted, "", time.Time{}
-	if err := tx.UpdateRun(ctx, r, run.Running); err != nil {
-		return err
-	}
-	_, err = tx.AppendEvents(ctx, "",
-		event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunStatus,
-			Payload: event.RunStatusPayload{Status: string(run.Interrupted), Reason: why}},
-		event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.Diagnostic, Payload: event.DiagnosticPayload{
-			Level: "error", Code: "worker_stopped",
-			Message: fmt.Sprintf("The worker executing this run stopped (%s). The journal is intact up to seq %d (last event: %s); the run did not finish and can be resumed.", why, r.LastSeq, lastType),
-			Details: map[string]any{"runner_id": prevRunner, "last_seq": r.LastSeq, "last_event_type": lastType, "last_status": string(run.Running)},
-		}})
-	return err
 }

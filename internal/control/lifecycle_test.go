@@ -215,7 +215,7 @@ func TestInterrupt(t *testing.T) {
 				return control.SetStatus(e.ctx, tx, r.ID, "rn_1", run.Running, "answered", run.AwaitingApproval)
 			})
 			return e.run(r.ID)
-		}, run.Interrupted, "", []event.Type{event.RunStatus, event.Diagnostic}},
+		}, run.Interrupted, "", []event.Type{event.ReasoningDone, event.MessageDone, event.RunStatus, event.Diagnostic}},
 		{"awaiting approval is only released", func(e *env) store.Run {
 			r, _ := midTurn(e)
 			return r
@@ -258,11 +258,11 @@ func TestInterrupt(t *testing.T) {
 			if tt.wantStatus != run.Interrupted {
 				return
 			}
-			st := decode[event.RunStatusPayload](t, added[0])
+			st := decode[event.RunStatusPayload](t, added[len(added)-2])
 			if st.Status != string(run.Interrupted) || st.Reason != "its runner process exited" {
 				t.Fatalf("run.status = %+v", st)
 			}
-			diag := decode[event.DiagnosticPayload](t, added[1])
+			diag := decode[event.DiagnosticPayload](t, added[len(added)-1])
 			lastSeq := before[len(before)-1].Seq
 			lastType := before[len(before)-1].Type
 			if diag.Level != "error" || diag.Code != "worker_stopped" ||

@@ -30,6 +30,11 @@ type RunStartedPayload struct {
 type RunStatusPayload struct {
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
+	// Set when the status is recovering: which automatic retry comes next
+	// (1-based), how many are allowed, and when it starts.
+	Retry      int   `json:"retry,omitempty"`
+	MaxRetries int   `json:"max_retries,omitempty"`
+	RetryAt    *Time `json:"retry_at,omitempty"`
 }
 
 // RunDonePayload is the payload of run.done, the terminal event.
@@ -43,6 +48,9 @@ type RunDonePayload struct {
 type ErrorInfo struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Retryable: the same request may succeed later (rate limits,
+	// overloaded or unreachable providers, a stream cut short).
+	Retryable bool `json:"retryable,omitempty"`
 }
 
 // MessageUserPayload is the payload of message.user.

@@ -19,13 +19,18 @@ const (
 	// Interrupted: the runner executing it stopped; the journal is intact and
 	// the run can be resumed. It does not keep its session busy.
 	Interrupted Status = "interrupted"
-	Expired     Status = "expired"
+	// Recovering: the run stopped on a transient failure (its runner died,
+	// or its provider failed in a way a retry may fix) and will be retried
+	// by itself at its retry time. It keeps its session busy, so messages
+	// queued behind it wait.
+	Recovering Status = "recovering"
+	Expired    Status = "expired"
 )
 
 // All lists every status, in lifecycle order.
 func All() []Status {
 	return []Status{Queued, Running, AwaitingApproval, AwaitingClarify, Paused,
-		Cancelling, Cancelled, Failed, Completed, Interrupted, Expired}
+		Cancelling, Cancelled, Failed, Completed, Interrupted, Recovering, Expired}
 }
 
 // Terminal reports whether no event can follow the status.
@@ -52,6 +57,9 @@ func (s Status) Owned() bool {
 	return false
 }
 
+// Resumable reports whether a person may resume a run in this status.
+func (s Status) Resumable() bool { return s == Interrupted || s == Recovering }
+
 // Valid reports whether s is a known status.
 func (s Status) Valid() bool {
 	for _, v := range All() {
@@ -70,14 +78,17 @@ const (
 	ControlCancel  Control = "cancel"
 	ControlApprove Control = "approve"
 	ControlClarify Control = "clarify"
+	ControlResume  Control = "resume"
 )
 
 // Controls lists what a client may do to a run in status s.
 func Controls(s Status) []Control {
 	c := []Control{ControlObserve}
 	switch s {
-	case Queued, Running, Paused, Interrupted:
+	case Queued, Running, Paused:
 		c = append(c, ControlCancel)
+	case Interrupted, Recovering:
+		c = append(c, ControlCancel, ControlResume)
 	case AwaitingApproval:
 		c = append(c, ControlCancel, ControlApprove)
 	case AwaitingClarify:

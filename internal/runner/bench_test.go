@@ -106,7 +106,7 @@ func benchTokens(b *testing.B, every time.Duration) {
 	defer stopHub()
 	go func() { _ = hub.Run(hctx) }()
 
-	svc := control.NewService(st, w, b.TempDir())
+	svc := control.NewService(st, w, b.TempDir(), control.RetryPolicy{})
 	sess, err := svc.CreateSession(ctx, control.NewSession{Title: "bench"})
 	if err != nil {
 		b.Fatal(err)

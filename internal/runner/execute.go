@@ -12,6 +12,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/policy"
+	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/transcript"
@@ -21,13 +22,13 @@ import (
 const systemPrompt = `You are an agent working in the user's workspace through Caduceus. Use the tools to inspect and change files and to run commands; paths are relative to the workspace. Prefer edit_file for small changes to existing files. Keep a todo list for work with several steps. Ask with the clarify tool when a choice is genuinely the user's. Use the memory tool to remember durable facts about the user and their projects, and the skills tool to look for prepared instructions before unfamiliar tasks. Be concise and say what you changed.`
 
 // execute runs one claimed run to its end.
-func (r *Runner) execute(ctx context.Context, cancel context.CancelCauseFunc, claimed store.Run) {
+func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 	log := r.log.With("run", claimed.ID, "session", claimed.SessionID)
-	stopWatch := r.watchCancel(ctx, cancel, claimed.ID)
+	stopWatch := r.watchCancel(ctx, a.cancel, claimed.ID)
 	defer stopWatch()
 
-	h := newHost(r, claimed)
-	res, err := r.drive(ctx, h, claimed)
+	h := newHost(r, claimed, a.drain)
+	res, err := r.drive(ctx, h, claimed, a.draining)
 	flushErr := h.Flush(context.Background())
 
 	cause := context.Cause(ctx)
@@ -38,17 +39,31 @@ func (r *Runner) execute(ctx context.Context, cancel context.CancelCauseFunc, cl
 	case errors.Is(err, store.ErrLeaseLost) || errors.Is(flushErr, store.ErrLeaseLost):
 		log.Warn("lease lost; another runner owns the run now")
 		return
-	case errors.Is(cause, errShutdown):
-		err := r.w.Do(bg, func(tx store.Tx) error { return control.Interrupt(bg, tx, claimed.ID, "its runner shut down") })
+	case errors.Is(cause, errShutdown) || errors.Is(err, agent.ErrYield):
+		why := "runner " + r.id + " is shutting down"
+		err := r.w.Do(bg, func(tx store.Tx) error { return control.Handover(bg, tx, claimed.ID, r.id, why) })
 		if err != nil {
-			log.Error("release on shutdown failed", "err", err)
+			log.Error("handover failed", "err", err)
+			return
 		}
+		log.Info("run handed over", "mid_step", errors.Is(cause, errShutdown))
 		return
 	case errors.Is(cause, errCancelRequested):
 		o = control.Outcome{Status: run.Cancelled}
 	case err != nil:
 		log.Error("run failed", "err", err)
 		o = control.Outcome{Status: run.Failed, Error: &event.ErrorInfo{Code: "internal_error", Message: "the run stopped on an internal error; see the server log"}}
+	case res.Err != nil && res.Err.Retryable:
+		e := *res.Err
+		if r.cfg.Redact != nil {
+			e.Message = r.cfg.Redact(e.Message)
+		}
+		if err := r.w.Do(bg, func(tx store.Tx) error { return control.Recover(bg, tx, claimed.ID, r.id, e) }); err != nil {
+			log.Error("recover failed", "err", err)
+			return
+		}
+		log.Info("run stopped on a transient error", "code", e.Code)
+		return
 	case res.Err != nil:
 		o = control.Outcome{Status: run.Failed, Error: res.Err}
 	default:
@@ -65,7 +80,8 @@ func (r *Runner) execute(ctx context.Context, cancel context.CancelCauseFunc, cl
 }
 
 // drive rebuilds the conversation from the journal and runs the loop.
-func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run) (agent.Result, error) {
+// yield reports whether the runner is stopping.
+func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield func() bool) (agent.Result, error) {
 	sess, err := r.st.GetSession(ctx, claimed.SessionID)
 	if err != nil {
 		return agent.Result{}, err
@@ -75,6 +91,9 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run) (agent.R
 		return agent.Result{}, err
 	}
 	msgs, pending := transcript.History(items)
+	if claimed.Attempt > 1 && len(pending) == 0 {
+		msgs = dropCutAnswer(msgs)
+	}
 	m, err := r.pick.Resolve(ctx, claimed.Model)
 	if err != nil {
 		return agent.Result{Err: &event.ErrorInfo{Code: "model_unavailable", Message: err.Error()}}, nil
@@ -82,11 +101,23 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run) (agent.R
 	loop := agent.Loop{Provider: m.Provider, Tools: r.tools, Model: m.Model, System: r.systemPrompt(ctx),
 		Workspace: sess.Workspace, SessionID: sess.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
-		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items)}
+		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Yield: yield}
 	if kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)
 	}
 	return loop.Run(ctx, h, msgs, pending)
+}
+
+// dropCutAnswer removes the answer a resumed run's previous attempt was
+// writing when it stopped (an assistant message without tool calls at the
+// end): the model answers afresh rather than being handed a trailing
+// assistant message, which some providers take as a prefix to continue and
+// others refuse. The person still sees the cut text, marked partial.
+func dropCutAnswer(msgs []provider.Message) []provider.Message {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == provider.RoleAssistant && len(msgs[n-1].ToolCalls) == 0 {
+		return msgs[:n-1]
+	}
+	return msgs
 }
 
 // systemPrompt frames the run, with the agent's memory when it has any.

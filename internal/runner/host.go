@@ -19,8 +19,9 @@ import (
 // host is the agent.Host of one run: it journals through the writer, fenced
 // by this runner's lease, and turns questions into durable requests.
 type host struct {
-	r   *Runner
-	run store.Run
+	r     *Runner
+	run   store.Run
+	drain <-chan struct{} // closed when the runner stops
 
 	mu      sync.Mutex
 	pending []<-chan error // emits not yet known durable, oldest first
@@ -79,7 +80,9 @@ func (t *deltaTail) seal() event.DeltaPayload {
 	return p
 }
 
-func newHost(r *Runner, ru store.Run) *host { return &host{r: r, run: ru} }
+func newHost(r *Runner, ru store.Run, drain <-chan struct{}) *host {
+	return &host{r: r, run: ru, drain: drain}
+}
 
 // Emit queues without waiting: streaming never stalls on a commit, and the
 // writer batches what accumulates meanwhile. Consecutive deltas of one
@@ -294,6 +297,12 @@ func (h *host) request(ctx context.Context, kind, toolCallID string, prompt func
 			stop()
 			stopTimer()
 			return q, ctx.Err()
+		case <-h.drain:
+			// The runner is stopping: the request stays pending and
+			// answerable; whoever claims the run next waits for it.
+			stop()
+			stopTimer()
+			return q, agent.ErrYield
 		case err := <-next:
 			stop()
 			stopTimer()

@@ -1,8 +1,10 @@
 // Package runner owns execution. A Runner claims runs from the store with a
 // lease, keeps the lease alive with heartbeats, executes each run with the
 // agent loop, obeys the controls written into the journal (cancel,
-// answers) and ends every run with exactly one terminal event. It also
-// finds runs whose runner died and marks them interrupted.
+// answers) and ends every run with exactly one terminal event, or hands it
+// back when it stops. A Watchdog (run by every runner, and by a web tier
+// without a runner) finds runs whose runner died and marks them recovering
+// or interrupted.
 package runner
 
 import (
@@ -12,7 +14,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/control"
@@ -37,9 +38,12 @@ type Resolver interface {
 type Config struct {
 	Lease         time.Duration // how long a claim lasts without heartbeat; default 15s
 	MaxConcurrent int           // runs executed at once; default 8
-	ApprovalTTL   time.Duration // expiry of human requests; 0 = never
-	MaxTurns      int
-	Version       string
+	// Grace is how long a stopping runner waits for its runs to reach a
+	// step boundary before it cancels the step in flight; 0 cancels at once.
+	Grace       time.Duration
+	ApprovalTTL time.Duration // expiry of human requests; 0 = never
+	MaxTurns    int
+	Version     string
 	// Redact removes known secrets from error texts before they are
 	// journaled; nil leaves them as they are.
 	Redact func(string) string
@@ -64,9 +68,17 @@ type Runner struct {
 	pick  Resolver
 	log   *slog.Logger
 
+	watch *Watchdog
+
 	mu     sync.Mutex
-	active map[string]context.CancelCauseFunc
+	active map[string]*active
 	wg     sync.WaitGroup
+}
+
+// active is a run being executed.
+type active struct {
+	cancel context.CancelCauseFunc
+	drain  chan struct{} // closed when the runner stops: yield at the next boundary
 }
 
 var (
@@ -84,30 +96,34 @@ func New(cfg Config, st store.Store, w *journal.Writer, hub *journal.Hub, tools 
 	}
 	host, _ := os.Hostname()
 	rid := id.New("rnr")
+	log = log.With("runner", rid)
 	return &Runner{id: rid, host: host, cfg: cfg, st: st, w: w, hub: hub, tools: tools, pick: pick,
-		log: log.With("runner", rid), active: map[string]context.CancelCauseFunc{}}
+		log: log, active: map[string]*active{}, watch: NewWatchdog(st, w, rid, cfg.Lease, log)}
 }
 
 // ID returns the runner's identity, the fence of its writes.
 func (r *Runner) ID() string { return r.id }
 
-// Run claims and executes runs until ctx ends, then stops its runs
-// gracefully: those waiting for a person are released to be picked up
-// again, running ones are marked interrupted.
+// Run claims and executes runs until ctx ends, then stops gracefully: no
+// new claims, runs yield at their next step boundary within the grace
+// period (or are cancelled mid-step after it) and are handed over to
+// another runner; runs waiting for a person are released as they are.
 func (r *Runner) Run(ctx context.Context) error {
 	if err := r.heartbeat(ctx); err != nil {
 		return fmt.Errorf("register runner: %w", err)
 	}
-	r.sweep(ctx)
+	r.watch.Sweep(ctx)
 	wake := make(chan struct{}, 1)
 	// Only news matters here (claimAll looks at the store itself), so start
-	// at the journal's end rather than replaying its history.
+	// at the journal's end rather than replaying its history. Diagnostics
+	// are included because a handover of a run waiting for a person
+	// changes no status.
 	last, err := r.st.LastEventID(ctx)
 	if err != nil {
 		return fmt.Errorf("runner start: %w", err)
 	}
 	sub := r.hub.Subscribe(journal.Filter{Types: []event.Type{event.RunQueued, event.RunDone, event.RunStatus,
-		event.ApprovalResolved, event.ClarifyResolved}}, last)
+		event.ApprovalResolved, event.ClarifyResolved, event.Diagnostic}}, last)
 	defer sub.Close()
 	go func() {
 		for {
@@ -122,21 +138,45 @@ func (r *Runner) Run(ctx context.Context) error {
 	}()
 	tick := time.NewTicker(r.cfg.Lease / 3)
 	defer tick.Stop()
+	retry := time.NewTimer(time.Hour)
+	defer retry.Stop()
 	for {
 		r.claimAll(ctx)
+		// A recovering run becomes claimable at its retry time, which no
+		// event announces: wake up for it.
+		retry.Reset(r.untilNextRetry(ctx, r.cfg.Lease/3))
 		select {
 		case <-ctx.Done():
 			r.shutdown()
 			return nil
 		case <-wake:
+		case <-retry.C:
 		case <-tick.C:
 			if err := r.heartbeat(ctx); err != nil && ctx.Err() == nil {
 				r.log.Warn("heartbeat failed", "err", err)
 			}
-			r.sweep(ctx)
+			r.watch.Sweep(ctx)
 		}
 	}
 }
+
+// untilNextRetry is how long until the earliest recovering run may be
+// claimed, at most limit.
+func (r *Runner) untilNextRetry(ctx context.Context, limit time.Duration) time.Duration {
+	runs, err := r.st.RunsWithStatus(ctx, run.Recovering)
+	if err != nil {
+		return limit
+	}
+	d := limit
+	for _, ru := range runs {
+		d = min(d, time.Until(ru.RetryAt))
+	}
+	return max(d, time.Millisecond)
+}
+
+// Register records the runner and its first heartbeat, so it shows in
+// health before it claims anything. Run registers too.
+func (r *Runner) Register(ctx context.Context) error { return r.heartbeat(ctx) }
 
 func (r *Runner) heartbeat(ctx context.Context) error {
 	now := time.Now().UTC()
@@ -153,6 +193,8 @@ func (r *Runner) claimAll(ctx context.Context) {
 		r.mu.Lock()
 		full := len(r.active) >= r.cfg.MaxConcurrent
 		r.mu.Unlock()
+		// Checked before each claim: a runner told to stop claims nothing
+		// more, even in the middle of a burst.
 		if full {
 			return
 		}
@@ -187,8 +229,9 @@ func (r *Runner) describe(ru store.Run) event.RunStartedPayload {
 
 func (r *Runner) start(claimed store.Run) {
 	ctx, cancel := context.WithCancelCause(context.Background())
+	a := &active{cancel: cancel, drain: make(chan struct{})}
 	r.mu.Lock()
-	r.active[claimed.ID] = cancel
+	r.active[claimed.ID] = a
 	r.mu.Unlock()
 	r.wg.Add(1)
 	go func() {
@@ -199,81 +242,53 @@ func (r *Runner) start(claimed store.Run) {
 			r.mu.Unlock()
 			cancel(nil)
 		}()
-		r.execute(ctx, cancel, claimed)
+		r.execute(ctx, a, claimed)
 	}()
 }
 
-// shutdown stops every active run and waits for them to settle.
+// shutdown asks every active run to yield, waits up to the grace period
+// while keeping their leases alive, cancels what is still mid-step, waits
+// for all of them to be handed over and deregisters the runner.
 func (r *Runner) shutdown() {
 	r.mu.Lock()
-	for _, cancel := range r.active {
-		cancel(errShutdown)
+	n := len(r.active)
+	for _, a := range r.active {
+		close(a.drain)
 	}
 	r.mu.Unlock()
-	r.wg.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	r.log.Info("runner stopping", "runs", n, "grace", r.cfg.Grace)
+	settled := make(chan struct{})
+	go func() { r.wg.Wait(); close(settled) }()
+	grace := time.NewTimer(r.cfg.Grace)
+	defer grace.Stop()
+	beat := time.NewTicker(r.cfg.Lease / 3)
+	defer beat.Stop()
+	bg, cancel := context.WithTimeout(context.Background(), r.cfg.Grace+30*time.Second)
 	defer cancel()
-	_ = r.w.Do(ctx, func(tx store.Tx) error { return tx.DeleteRunner(ctx, r.id) })
+wait:
+	for {
+		select {
+		case <-settled:
+			break wait
+		case <-beat.C:
+			_ = r.heartbeat(bg)
+		case <-grace.C:
+			r.mu.Lock()
+			for _, a := range r.active {
+				a.cancel(errShutdown)
+			}
+			r.mu.Unlock()
+		}
+	}
+	_ = r.w.Do(bg, func(tx store.Tx) error { return tx.DeleteRunner(bg, r.id) })
 }
 
-// sweep marks runs whose runner is gone: their lease expired, or their
-// runner was a process on this host that no longer exists (a crash and
-// restart is then noticed at once instead of after the lease).
-func (r *Runner) sweep(ctx context.Context) {
-	runs, err := r.st.RunsWithStatus(ctx, run.Running, run.Cancelling, run.AwaitingApproval, run.AwaitingClarify)
-	if err != nil {
-		return
-	}
-	runners, err := r.st.ListRunners(ctx)
-	if err != nil {
-		return
-	}
-	dead := map[string]bool{}
-	for _, ri := range runners {
-		if ri.ID == r.id {
-			continue
-		}
-		if ri.Host == r.host && !processAlive(ri.PID) || time.Since(ri.HeartbeatAt) > 4*r.cfg.Lease {
-			dead[ri.ID] = true
-		}
-	}
-	now := time.Now()
-	for _, ru := range runs {
-		if ru.RunnerID == r.id {
-			continue
-		}
-		why := ""
-		switch {
-		case ru.RunnerID != "" && dead[ru.RunnerID]:
-			why = "its runner process exited"
-		case ru.LeaseExpiresAt.Before(now):
-			why = fmt.Sprintf("its lease expired at %s without a heartbeat", ru.LeaseExpiresAt.Format(time.RFC3339))
-		default:
-			continue
-		}
-		if ru.RunnerID == "" && (ru.Status == run.AwaitingApproval || ru.Status == run.AwaitingClarify) {
-			continue // released already; claimable as it is
-		}
-		err := r.w.Do(ctx, func(tx store.Tx) error { return control.Interrupt(ctx, tx, ru.ID, why) })
-		if err != nil && ctx.Err() == nil {
-			r.log.Warn("interrupt failed", "run", ru.ID, "err", err)
-		} else {
-			r.log.Info("run's runner is gone", "run", ru.ID, "status", ru.Status, "why", why)
-		}
-	}
-	for id := range dead {
-		_ = r.w.Do(ctx, func(tx store.Tx) error { return tx.DeleteRunner(ctx, id) })
-	}
-}
-
-// processAlive reports whether pid names a live process on this host.
-func processAlive(pid int) bool {
-	if pid <= 0 {
+// draining reports whether the run was asked to yield.
+func (a *active) draining() bool {
+	select {
+	case <-a.drain:
+		return true
+	default:
 		return false
 	}
-	if pid == os.Getpid() {
-		return false // a previous incarnation that had our pid is gone
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

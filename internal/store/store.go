@@ -54,6 +54,11 @@ type Run struct {
 	CreatedAt      time.Time
 	StartedAt      time.Time
 	EndedAt        time.Time
+	// Retry policy, fixed when the run is queued, and its use so far.
+	Retries      int           // automatic retries used
+	MaxRetries   int           // automatic retries allowed
+	RetryBackoff time.Duration // wait before the first retry; doubles per retry
+	RetryAt      time.Time     // when a recovering run may be claimed again
 }
 
 // Request kinds and statuses.
@@ -182,9 +187,10 @@ type Tx interface {
 	// when from is empty); otherwise ErrConflict.
 	UpdateRun(ctx context.Context, r Run, from ...run.Status) error
 	// ClaimNext leases the next runnable run to runnerID: a queued run whose
-	// session has no other busy run (highest priority, oldest first), else an
-	// awaiting_* run whose lease has expired. A queued run becomes running
-	// with its attempt counted. ok is false when nothing is claimable.
+	// session has no other busy run (highest priority, oldest first) or a
+	// recovering run whose retry time has come, else an awaiting_* run whose
+	// lease has expired. A queued or recovering run becomes running with its
+	// attempt counted. ok is false when nothing is claimable.
 	ClaimNext(ctx context.Context, runnerID string, now, leaseUntil time.Time) (r Run, prev run.Status, ok bool, err error)
 	// RenewLeases extends the lease of every run held by runnerID in an owned
 	// status, returning the IDs renewed.

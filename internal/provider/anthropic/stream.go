@@ -69,6 +69,9 @@ type decoder struct {
 	cacheNew  int64
 	output    int64
 	stop      string
+	// started: content reached the caller, so a failure now is not
+	// retryable (provider.Error.Retryable means "before the first token").
+	started bool
 }
 
 // yieldUsage reports the tokens counted so far. A failed stream reports
@@ -140,6 +143,7 @@ func (p *Provider) decode(ctx context.Context, body io.Reader, yield func(provid
 				d.addUsage(e.Message.Usage)
 			}
 		case "content_block_start":
+			d.started = true
 			if e.ContentBlock != nil && !d.start(e.Index, e.ContentBlock, yield) {
 				return
 			}
@@ -166,7 +170,9 @@ func (p *Provider) decode(ctx context.Context, body io.Reader, yield func(provid
 				typ, msg = e.Error.Type, e.Error.Message
 			}
 			if d.yieldUsage(yield) {
-				yield(provider.Chunk{}, p.apiError(typ, msg))
+				pe := p.apiError(typ, msg)
+				pe.Retryable = pe.Retryable && !d.started
+				yield(provider.Chunk{}, pe)
 			}
 			return
 		}

@@ -152,19 +152,21 @@ func likeEscape(s string) string {
 
 const runCols = `id, session_id, status, input, model, priority, attempt, runner_id,
 	lease_expires_ms, last_seq, error_code, error_message, usage_json,
-	created_at_ms, started_at_ms, ended_at_ms`
+	created_at_ms, started_at_ms, ended_at_ms, retries, max_retries, retry_backoff_ms, retry_at_ms`
 
 func scanRun(s interface{ Scan(...any) error }) (store.Run, error) {
 	var v store.Run
 	var status, usage string
-	var lease, c, st, e int64
+	var lease, c, st, e, backoff, retryAt int64
 	err := s.Scan(&v.ID, &v.SessionID, &status, &v.Input, &v.Model, &v.Priority, &v.Attempt,
-		&v.RunnerID, &lease, &v.LastSeq, &v.ErrorCode, &v.ErrorMessage, &usage, &c, &st, &e)
+		&v.RunnerID, &lease, &v.LastSeq, &v.ErrorCode, &v.ErrorMessage, &usage, &c, &st, &e,
+		&v.Retries, &v.MaxRetries, &backoff, &retryAt)
 	if err != nil {
 		return v, err
 	}
 	v.Status = run.Status(status)
 	v.LeaseExpiresAt, v.CreatedAt, v.StartedAt, v.EndedAt = fromMS(lease), fromMS(c), fromMS(st), fromMS(e)
+	v.RetryBackoff, v.RetryAt = time.Duration(backoff)*time.Millisecond, fromMS(retryAt)
 	if usage != "" {
 		if err := json.Unmarshal([]byte(usage), &v.Usage); err != nil {
 			return v, fmt.Errorf("run %s usage: %w", v.ID, err)
@@ -199,7 +201,7 @@ func (r reader) queryRuns(ctx context.Context, query string, args ...any) ([]sto
 }
 
 func (r reader) SessionRuns(ctx context.Context, sessionID string) ([]store.Run, error) {
-	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = ? ORDER BY created_at_ms, id`, sessionID)
+	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = ? ORDER BY created_at_ms, rowid`, sessionID)
 }
 
 func (r reader) RunsWithStatus(ctx context.Context, statuses ...run.Status) ([]store.Run, error) {
@@ -211,7 +213,7 @@ func (r reader) RunsWithStatus(ctx context.Context, statuses ...run.Status) ([]s
 		args[i] = string(s)
 	}
 	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE status IN (`+placeholders(len(statuses))+
-		`) ORDER BY priority DESC, created_at_ms, id`, args...)
+		`) ORDER BY priority DESC, created_at_ms, rowid`, args...)
 }
 
 func placeholders(n int) string {

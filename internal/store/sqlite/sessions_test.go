@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"errors"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -44,8 +45,8 @@ func migrationRows(t *testing.T, path string) []int {
 func TestMigrationsAppliedOnceAndReopen(t *testing.T) {
 	ctx := context.Background()
 	db, path := openDB(t)
-	if got := migrationRows(t, path); !slices.Equal(got, []int{sqlite.SchemaVersion}) {
-		t.Fatalf("schema_migrations after first open = %v, want [%d]", got, sqlite.SchemaVersion)
+	if got := migrationRows(t, path); !slices.Equal(got, allVersions()) {
+		t.Fatalf("schema_migrations after first open = %v, want %v", got, allVersions())
 	}
 	addSessionRun(t, db, "s1", "r1")
 	first := appendEvents(t, db, "", draft("s1", "r1", "message.user", nil))
@@ -59,7 +60,7 @@ func TestMigrationsAppliedOnceAndReopen(t *testing.T) {
 		if err != nil {
 			t.Fatalf("reopen %d: %v", i, err)
 		}
-		if got := migrationRows(t, path); !slices.Equal(got, []int{sqlite.SchemaVersion}) {
+		if got := migrationRows(t, path); !slices.Equal(got, allVersions()) {
 			t.Fatalf("reopen %d: schema_migrations = %v", i, got)
 		}
 		if _, err := db2.GetSession(ctx, "s1"); err != nil {
@@ -343,5 +344,40 @@ func TestListSessionsBadCursor(t *testing.T) {
 	// session that no longer exists.
 	if _, _, err := db.ListSessions(ctx, store.SessionPage{Cursor: b64("1700000000000|gone")}); err != nil {
 		t.Fatalf("valid cursor: %v", err)
+	}
+}
+
+func allVersions() []int {
+	var v []int
+	for i := 1; i <= sqlite.SchemaVersion; i++ {
+		v = append(v, i)
+	}
+	return v
+}
+
+// A web process and a runner started together open a fresh file at the same
+// moment: each migration is applied exactly once and both opens succeed.
+func TestConcurrentOpenMigratesOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	const n = 4
+	errs := make(chan error, n)
+	dbs := make(chan *sqlite.DB, n)
+	for range n {
+		go func() {
+			db, err := sqlite.Open(context.Background(), path)
+			errs <- err
+			dbs <- db
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		if db := <-dbs; db != nil {
+			t.Cleanup(func() { db.Close() })
+		}
+	}
+	if got := migrationRows(t, path); !slices.Equal(got, allVersions()) {
+		t.Fatalf("schema_migrations = %v, want %v", got, allVersions())
 	}
 }

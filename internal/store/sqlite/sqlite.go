@@ -24,7 +24,7 @@ import (
 var migrationFS embed.FS
 
 // SchemaVersion is the number of the newest embedded migration.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // DB is a SQLite-backed store.Store.
 type DB struct {
@@ -166,6 +166,17 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("migration %d: %w", v, err)
+		}
+		// Another process opening the same file may have applied it while
+		// we waited for the write lock (the transaction is IMMEDIATE).
+		var done int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, v).Scan(&done); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+		if done > 0 {
+			tx.Rollback()
+			continue
 		}
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 			tx.Rollback()

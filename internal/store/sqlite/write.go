@@ -253,10 +253,11 @@ func expectOne(res sql.Result, err error) func(what, id string, none error) erro
 
 func (t *txn) InsertRun(ctx context.Context, r store.Run) error {
 	usage, _ := json.Marshal(r.Usage)
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.SessionID, string(r.Status), r.Input, r.Model, r.Priority, r.Attempt, r.RunnerID,
 		ms(r.LeaseExpiresAt), r.LastSeq, r.ErrorCode, r.ErrorMessage, string(usage),
-		ms(r.CreatedAt), ms(r.StartedAt), ms(r.EndedAt))
+		ms(r.CreatedAt), ms(r.StartedAt), ms(r.EndedAt),
+		r.Retries, r.MaxRetries, r.RetryBackoff.Milliseconds(), ms(r.RetryAt))
 	if err != nil {
 		return fmt.Errorf("insert run: %w", err)
 	}
@@ -266,9 +267,10 @@ func (t *txn) InsertRun(ctx context.Context, r store.Run) error {
 func (t *txn) UpdateRun(ctx context.Context, r store.Run, from ...run.Status) error {
 	usage, _ := json.Marshal(r.Usage)
 	q := `UPDATE runs SET status = ?, model = ?, priority = ?, attempt = ?, runner_id = ?, lease_expires_ms = ?,
-		error_code = ?, error_message = ?, usage_json = ?, started_at_ms = ?, ended_at_ms = ? WHERE id = ?`
+		error_code = ?, error_message = ?, usage_json = ?, started_at_ms = ?, ended_at_ms = ?,
+		retries = ?, retry_at_ms = ? WHERE id = ?`
 	args := []any{string(r.Status), r.Model, r.Priority, r.Attempt, r.RunnerID, ms(r.LeaseExpiresAt),
-		r.ErrorCode, r.ErrorMessage, string(usage), ms(r.StartedAt), ms(r.EndedAt), r.ID}
+		r.ErrorCode, r.ErrorMessage, string(usage), ms(r.StartedAt), ms(r.EndedAt), r.Retries, ms(r.RetryAt), r.ID}
 	if len(from) > 0 {
 		q += ` AND status IN (` + placeholders(len(from)) + `)`
 		for _, s := range from {
@@ -389,17 +391,23 @@ func (t *txn) DeleteRunner(ctx context.Context, id string) error {
 
 func (t *txn) ClaimNext(ctx context.Context, runnerID string, now, leaseUntil time.Time) (store.Run, run.Status, bool, error) {
 	var id, prev string
-	err := t.tx.QueryRowContext(ctx, `SELECT id, status FROM runs r WHERE status = 'queued'
+	// A queued run goes first unless its session is busy or an earlier run
+	// of the session waits too; a recovering run is its session's busy run
+	// and goes once its retry time has come. Runs queued in the same
+	// millisecond keep the order they were accepted in (rowid): ids are
+	// random within a millisecond.
+	err := t.tx.QueryRowContext(ctx, `SELECT id, status FROM runs r WHERE (status = 'queued'
 		AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = r.session_id
-			AND o.status IN ('running','awaiting_approval','awaiting_clarify','cancelling','paused'))
+			AND o.status IN ('running','awaiting_approval','awaiting_clarify','cancelling','paused','recovering'))
 		AND NOT EXISTS (SELECT 1 FROM runs q WHERE q.session_id = r.session_id AND q.status = 'queued'
 			AND (q.priority > r.priority OR (q.priority = r.priority
-				AND (q.created_at_ms < r.created_at_ms OR (q.created_at_ms = r.created_at_ms AND q.id < r.id)))))
-		ORDER BY priority DESC, created_at_ms, id LIMIT 1`).Scan(&id, &prev)
+				AND (q.created_at_ms < r.created_at_ms OR (q.created_at_ms = r.created_at_ms AND q.rowid < r.rowid))))))
+		OR (status = 'recovering' AND retry_at_ms <= ?)
+		ORDER BY priority DESC, created_at_ms, rowid LIMIT 1`, ms(now)).Scan(&id, &prev)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = t.tx.QueryRowContext(ctx, `SELECT id, status FROM runs
 			WHERE status IN ('awaiting_approval','awaiting_clarify') AND lease_expires_ms < ?
-			ORDER BY created_at_ms, id LIMIT 1`, ms(now)).Scan(&id, &prev)
+			ORDER BY created_at_ms, rowid LIMIT 1`, ms(now)).Scan(&id, &prev)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Run{}, "", false, nil
@@ -408,8 +416,9 @@ func (t *txn) ClaimNext(ctx context.Context, runnerID string, now, leaseUntil ti
 		return store.Run{}, "", false, fmt.Errorf("claim: %w", err)
 	}
 	_, err = t.tx.ExecContext(ctx, `UPDATE runs SET
-		status = CASE status WHEN 'queued' THEN 'running' ELSE status END,
-		attempt = CASE status WHEN 'queued' THEN attempt + 1 ELSE attempt END,
+		status = CASE WHEN status IN ('queued','recovering') THEN 'running' ELSE status END,
+		attempt = CASE WHEN status IN ('queued','recovering') THEN attempt + 1 ELSE attempt END,
+		retry_at_ms = 0,
 		started_at_ms = CASE started_at_ms WHEN 0 THEN ? ELSE started_at_ms END,
 		runner_id = ?, lease_expires_ms = ? WHERE id = ?`, ms(now), runnerID, ms(leaseUntil), id)
 	if err != nil {

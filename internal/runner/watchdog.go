@@ -1,0 +1,117 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+// Watchdog finds runs whose runner is gone and hands them to
+// control.Interrupt: their lease expired, or their runner was a process on
+// this host that no longer exists (a crash is then noticed at the next
+// sweep instead of after the lease). Every runner runs one; so does a web
+// tier without a runner, so runs of a dead runner are marked even when no
+// other runner is alive. Several watchdogs may sweep at once: the status
+// change is conditional, so one of them wins and the rest change nothing.
+type Watchdog struct {
+	st    store.Store
+	w     *journal.Writer
+	self  string // the runner this watchdog belongs to ("" for a web tier)
+	host  string
+	lease time.Duration
+	log   *slog.Logger
+}
+
+// NewWatchdog returns a Watchdog; self is the ID of the runner it runs in,
+// whose runs it leaves alone, or "".
+func NewWatchdog(st store.Store, w *journal.Writer, self string, lease time.Duration, log *slog.Logger) *Watchdog {
+	host, _ := os.Hostname()
+	return &Watchdog{st: st, w: w, self: self, host: host, lease: lease, log: log}
+}
+
+// Run sweeps every third of a lease until ctx ends: a dead runner's runs
+// are marked within lease + lease/3 at most.
+func (d *Watchdog) Run(ctx context.Context) {
+	t := time.NewTicker(d.lease / 3)
+	defer t.Stop()
+	for {
+		d.Sweep(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Sweep marks the runs of runners that are gone and forgets those runners.
+func (d *Watchdog) Sweep(ctx context.Context) {
+	runs, err := d.st.RunsWithStatus(ctx, run.Running, run.Cancelling, run.AwaitingApproval, run.AwaitingClarify)
+	if err != nil {
+		return
+	}
+	runners, err := d.st.ListRunners(ctx)
+	if err != nil {
+		return
+	}
+	dead := map[string]bool{}
+	for _, ri := range runners {
+		if ri.ID == d.self {
+			continue
+		}
+		if ri.Host == d.host && !processAlive(ri.PID) || time.Since(ri.HeartbeatAt) > 4*d.lease {
+			dead[ri.ID] = true
+		}
+	}
+	now := time.Now()
+	for _, ru := range runs {
+		if ru.RunnerID == d.self && d.self != "" {
+			continue
+		}
+		why := ""
+		switch {
+		case ru.RunnerID != "" && dead[ru.RunnerID]:
+			why = "its runner process exited"
+		case ru.LeaseExpiresAt.Before(now):
+			why = fmt.Sprintf("its lease expired at %s without a heartbeat", ru.LeaseExpiresAt.Format(time.RFC3339))
+		default:
+			continue
+		}
+		if ru.RunnerID == "" && (ru.Status == run.AwaitingApproval || ru.Status == run.AwaitingClarify) {
+			continue // released already; claimable as it is
+		}
+		err := d.w.Do(ctx, func(tx store.Tx) error { return control.Interrupt(ctx, tx, ru.ID, why) })
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			// Another watchdog got there first, or the runner woke up.
+		case err != nil && ctx.Err() == nil:
+			d.log.Warn("interrupt failed", "run", ru.ID, "err", err)
+		case err == nil:
+			d.log.Info("run's runner is gone", "run", ru.ID, "status", ru.Status, "why", why)
+		}
+	}
+	for id := range dead {
+		_ = d.w.Do(ctx, func(tx store.Tx) error { return tx.DeleteRunner(ctx, id) })
+	}
+}
+
+// processAlive reports whether pid names a live process on this host.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if pid == os.Getpid() {
+		return false // a previous incarnation that had our pid is gone
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
