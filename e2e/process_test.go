@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,8 +17,9 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 )
 
-// binary is built once for the process tests.
-var binary string
+// binary is built once for the process tests; benchBinary, without -race,
+// only when benchmarks run.
+var binary, benchBinary string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "caduceus-e2e")
@@ -29,6 +31,17 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build caduceus: %v\n%s", err, out)
 		os.Exit(1)
+	}
+	// Benchmarks measure the product, not the race detector: they get a
+	// binary built without -race.
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		benchBinary = filepath.Join(dir, "caduceus-norace")
+		out, err := exec.Command("go", "build", "-o", benchBinary, "../cmd/caduceus").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build caduceus (benchmarks): %v\n%s", err, out)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -46,7 +59,7 @@ type proc struct {
 func startProc(t *testing.T, dataDir, workspace, scriptPath string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
-		"--workspace", workspace, "--demo-script", scriptPath, "--lease", "3s", "--approval-mode", "manual")
+		"--workspace", workspace, "--demo-script", scriptPath, "--lease", "3s", "--approval-mode", "manual", "--max-retries", "0")
 	cmd.Env = append(os.Environ(), "CADUCEUS_TOKEN=")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -169,7 +169,9 @@ func TestHandover(t *testing.T) {
 	if err := e.do(func(tx store.Tx) error { return control.Handover(e.ctx, tx, r.ID, "rn_other", "stopping") }); !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("handover by a runner that does not hold the run: %v", err)
 	}
-	e.mustDo(func(tx store.Tx) error { return control.Handover(e.ctx, tx, r.ID, "rn_1", "runner rn_1 is shutting down") })
+	e.mustDo(func(tx store.Tx) error {
+		return control.Handover(e.ctx, tx, r.ID, "rn_1", "runner rn_1 is shutting down")
+	})
 	got := e.run(r.ID)
 	if got.Status != run.Queued || got.RunnerID != "" || got.Retries != 0 {
 		t.Fatalf("run = %+v, want queued with no retry used", got)
