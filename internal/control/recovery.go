@@ -82,7 +82,7 @@ func Recover(ctx context.Context, tx store.Tx, runID, fence string, cause event.
 	} else if r.MaxRetries > 0 {
 		msg = fmt.Sprintf("%s — gave up after %d automatic retries; resume the run to try again", cause.Message, r.MaxRetries)
 	}
-	diag := event.DiagnosticPayload{Level: "warn", Code: "retrying", Message: msg,
+	diag := event.DiagnosticPayload{Level: "warning", Code: "retrying", Message: msg,
 		Details: map[string]any{"error_code": cause.Code, "retries": r.Retries, "max_retries": r.MaxRetries}}
 	return stopTransient(ctx, tx, r, fence, cause.Code+": "+cause.Message, diag, now)
 }
