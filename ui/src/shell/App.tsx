@@ -10,6 +10,7 @@ import { Transcript } from "../transcript/Transcript";
 import { Composer } from "./Composer";
 import { ConfirmDialog } from "./Dialog";
 import { Header } from "./Header";
+import { RunnerBanner } from "./RunnerBanner";
 import { isMac } from "./format";
 import { IClose, IPlus, Logo } from "./icons";
 import { Sidebar } from "./Sidebar";
@@ -63,6 +64,7 @@ function Shell() {
       {drawer && <div class="scrim scrim-sidebar" onClick={() => (view.sidebarOpen.value = false)} aria-hidden="true" />}
       <main class="main" aria-label="Conversation">
         <Header />
+        <RunnerBanner />
         <div class="main-body">
           {s ? <Transcript session={s} /> : <EmptyState />}
         </div>

@@ -12,7 +12,7 @@ import { defaultModelLabel } from "../state/store";
 import type { Command, SessionState } from "../state/types";
 import { isMac } from "./format";
 import { requestTranscriptPin } from "../transcript/pin";
-import { runStatusOf } from "./Header";
+import { runStatusOf, statusDetail } from "./Header";
 import { IClose, ISend, IStop } from "./icons";
 import { useView, type ViewState } from "./view";
 
@@ -57,6 +57,7 @@ export function Composer({ session }: { session: SessionState | null }) {
   const composing = useRef(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const status = runStatusOf(session);
+  const detail = statusDetail(session, status);
   const busy = !!session?.busyRun.value;
 
   const menu = useComputed(() => (menuClosed.value ? null : menuFor(text.value, store.commands.value, store)));
@@ -253,6 +254,10 @@ export function Composer({ session }: { session: SessionState | null }) {
       <div class="composer-foot">
         {error.value ? (
           <span class="composer-error" data-testid="composer-error" id="composer-error" role="alert">{error.value}</span>
+        ) : detail ? (
+          <span class="composer-status" data-testid="composer-status" id="composer-hint" role="status">
+            {detail} · <kbd>Esc</kbd> stop
+          </span>
         ) : (
           <span class="composer-hint" id="composer-hint">
             <kbd>Enter</kbd> send · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line{busy && <> · <kbd>Esc</kbd> stop</>} · <kbd>/</kbd> commands

@@ -4,19 +4,30 @@
 
 import { useStore } from "../state/context";
 import { defaultModelLabel } from "../state/store";
+import { resumableRun } from "../state/reducer";
 import type { SessionState } from "../state/types";
-import { statusText, tokens } from "./format";
+import { recoveringText, statusText, tokens } from "./format";
 import { IActivity, IBell, IMenu } from "./icons";
 import { NeedsYouPanel } from "./NeedsYou";
 import { useView } from "./view";
 
 /** The status the header shows: the busy run's, else "queued" while a run
- * waits to start, else idle. */
+ * waits to start, else "interrupted" while the latest run can be resumed,
+ * else idle. */
 export function runStatusOf(s: SessionState | null): string {
   if (!s) return "idle";
   const busy = s.busyRun.value;
   if (busy) return busy.status;
-  return s.runs.value.some((r) => r.status === "queued") ? "queued" : "idle";
+  const runs = s.runs.value;
+  if (runs.some((r) => r.status === "queued")) return "queued";
+  return resumableRun(runs)?.status === "interrupted" ? "interrupted" : "idle";
+}
+
+/** The status in full, where the badge is short: a recovering run says
+ * which retry comes when (the composer's status line shows it too). */
+export function statusDetail(s: SessionState | null, status: string): string | undefined {
+  const busy = s?.busyRun.value;
+  return status === "recovering" && busy ? recoveringText(busy) : undefined;
 }
 
 export function Header() {
@@ -45,7 +56,7 @@ export function Header() {
           {id ? session?.title || "New session" : "Caduceus"}
         </h1>
         {id && (
-          <span class={"badge badge-" + status} data-testid="run-status" data-status={status} role="status" aria-live="polite">
+          <span class={"badge badge-" + status} data-testid="run-status" data-status={status} title={statusDetail(s, status)} role="status" aria-live="polite">
             <span class="dot" aria-hidden="true" />
             {statusText(status)}
           </span>

@@ -1,5 +1,7 @@
 // Small formatting helpers of the shell.
 
+import type { Run } from "../state/types";
+
 /** "now", "5m", "3h", "2d", then a short date. */
 export function relTime(iso: string, now: number): string {
   const t = Date.parse(iso);
@@ -33,6 +35,7 @@ export const STATUS_TEXT: Record<string, string> = {
   paused: "Paused",
   cancelling: "Stopping",
   interrupted: "Interrupted",
+  recovering: "Recovering",
   cancelled: "Cancelled",
   failed: "Failed",
   completed: "Done",
@@ -40,6 +43,23 @@ export const STATUS_TEXT: Record<string, string> = {
 };
 
 export const statusText = (s: string) => STATUS_TEXT[s] ?? s;
+
+/** A wall-clock time with seconds, e.g. "12:01:05". */
+export function clock(iso: string): string {
+  const t = Date.parse(iso);
+  return isFinite(t) ? new Date(t).toLocaleTimeString([], { hour: "numeric", minute: "2-digit", second: "2-digit" }) : "";
+}
+
+/** "Recovering — retry 1 of 2 at 12:01:05" for a recovering run (parts
+ * the server did not give are left out). */
+export function recoveringText(r: Run): string {
+  // A recovering run's retries already count the retry it waits for.
+  const n = r.retry ?? (r.status === "recovering" ? r.retries ?? 0 : 0);
+  const max = r.max_retries ?? 0;
+  const at = r.retry_at ? clock(r.retry_at) : "";
+  const which = n > 0 && max > 0 ? `retry ${n} of ${max}` : "retry";
+  return at ? `Recovering — ${which} at ${at}` : n > 0 && max > 0 ? `Recovering — ${which}` : "Recovering";
+}
 
 /** Statuses where a person is the one holding things up. */
 export const waitsForPerson = (s: string) => s === "awaiting_approval" || s === "awaiting_clarify";

@@ -10,6 +10,10 @@ type State = ActivityNode["state"];
 
 const ms = (ts: string | null | undefined): number => (ts ? Date.parse(ts) : 0);
 
+/** Statuses in which the run's work may be under way: a runner holds it
+ * (Go: Status.Owned), or it is paused mid-way. */
+const UNDER_WAY: ReadonlySet<string> = new Set(["running", "awaiting_approval", "awaiting_clarify", "cancelling", "paused"]);
+
 /** One line of a run's input, short enough for a tree row. */
 export function runLabel(input: string, kind?: string): string {
   if (kind === "compact") return "Compact context";
@@ -21,6 +25,8 @@ export function runState(status: string): State {
   switch (status) {
     case "awaiting_approval":
     case "awaiting_clarify":
+    case "recovering": // a retry is due at a set time
+    case "queued": // resumed or handed over: waits for a runner
       return "waiting";
     case "failed":
     case "interrupted":
@@ -49,15 +55,21 @@ export function toolState(status: ToolStatus | string): State {
   }
 }
 
-export function runNode(run: Pick<Run, "id" | "input" | "status" | "created_at" | "started_at" | "ended_at">, replay: boolean, kind?: string): ActivityNode {
+export function runNode(run: Pick<Run, "id" | "input" | "status" | "created_at" | "started_at" | "ended_at" | "attempt">, replay: boolean, kind?: string): ActivityNode {
   const startedAt = ms(run.started_at ?? run.created_at);
   const endedAt = run.ended_at ? ms(run.ended_at) : undefined;
   return {
     id: run.id, type: "run", label: runLabel(run.input, kind ?? (run.input ? undefined : "compact")),
     state: runState(run.status), startedAt, endedAt,
     durationMs: endedAt !== undefined ? Math.max(0, endedAt - startedAt) : undefined,
+    attempt: run.attempt > 1 ? run.attempt : undefined,
     children: [], replay,
   };
+}
+
+/** The mark left in a run where it picked up again after an interruption. */
+export function resumedNode(id: string, attempt: number, at: number, replay: boolean): ActivityNode {
+  return { id, type: "marker", label: `Resumed (attempt ${attempt})`, state: "done", startedAt: at, children: [], replay };
 }
 
 function rootIndex(roots: Roots, runId: string): number {
@@ -166,22 +178,34 @@ export function turnNode(id: string, index: number, startedAt: number, replay: b
   return { id, type: "turn", label: `Turn ${index + 1}`, state: "running", startedAt, children: [], replay };
 }
 
-/** Closes a finished run: the root takes its final state and nodes still
- * running (an aborted model call, a call cut by a cancel) stop with it. */
-export function endRun(roots: Roots, runId: string, status: string, endedAt: number, replay: boolean): Roots {
-  const childState: State = status === "completed" ? "done" : "error";
+/** Stops every node below `root` that is still running or waiting, as of
+ * `endedAt`, in state `to`. */
+function closeOpen(root: ActivityNode, to: State, endedAt: number): ActivityNode {
   const close = (n: ActivityNode): ActivityNode => {
     const children = n.children.map(close);
     const open = n.state === "running" || n.state === "waiting";
     if (!open && children.every((c, i) => c === n.children[i])) return n;
     // A node from the snapshot has no reliable start: leave its time out.
     const durationMs = n.durationMs ?? (n.replay ? undefined : Math.max(0, endedAt - n.startedAt));
-    return open ? { ...n, children, state: childState, endedAt: n.replay ? undefined : endedAt, durationMs } : { ...n, children };
+    return open ? { ...n, children, state: to, endedAt: n.replay ? undefined : endedAt, durationMs } : { ...n, children };
   };
+  return close({ ...root, state: "running" });
+}
+
+/** Closes a finished run: the root takes its final state and nodes still
+ * running (an aborted model call, a call cut by a cancel) stop with it. */
+export function endRun(roots: Roots, runId: string, status: string, endedAt: number, replay: boolean): Roots {
   return updateNode(roots, runId, runId, (root) => {
-    const closed = close({ ...root, state: "running" });
+    const closed = closeOpen(root, status === "completed" ? "done" : "error", endedAt);
     return { ...closed, state: runState(status), endedAt, durationMs: Math.max(0, endedAt - root.startedAt), replay };
   });
+}
+
+/** A run whose execution stopped part-way (interrupted, or recovering until
+ * its retry): what was under way did not finish. The run itself is not over,
+ * so it keeps no end time. */
+export function haltRun(roots: Roots, runId: string, status: string, at: number, replay: boolean): Roots {
+  return updateNode(roots, runId, runId, (root) => ({ ...closeOpen(root, "error", at), state: runState(status), replay: root.replay && replay }));
 }
 
 /** The tree for a loaded transcript: runs from GET /runs (oldest first),
@@ -203,9 +227,10 @@ export function buildActivity(runs: Run[], items: Item[]): Roots {
   }
   const roots: Roots = [];
   for (const run of runs) {
-    if (run.status === "queued" || !run.started_at) continue;
+    if (!run.started_at) continue; // never ran (a resumed run waiting again did)
     const root = runNode(run, true);
-    const busy = !run.terminal && run.status !== "interrupted";
+    // Whether something of the run may be under way now.
+    const busy = UNDER_WAY.has(run.status);
     const turns: ActivityNode[] = [];
     const turnOf = new Map<string, ActivityNode>();
     const list = byRun.get(run.id) ?? [];
@@ -245,7 +270,8 @@ export function buildActivity(runs: Run[], items: Item[]): Roots {
     if (busy && turns.length) {
       const last = turns[turns.length - 1];
       last.state = last.children.some((c) => c.state === "waiting") ? "waiting" : "running";
-    } else if (run.status === "failed" && turns.length) {
+    } else if ((run.status === "failed" || run.status === "interrupted" || run.status === "recovering") && turns.length) {
+      // The last turn is the one that did not finish.
       turns[turns.length - 1].state = "error";
     }
     root.children = turns;

@@ -10,7 +10,9 @@
 
 import type { ActionError } from "./contract";
 
-export type Result<T> = { ok: true; value: T } | { ok: false; error: ActionError };
+/** A failure carries the HTTP status when the server answered (0: it did
+ * not: network error or aborted). */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: ActionError; status: number };
 
 export interface ApiAuth {
   /** The token to send ("" = none). */
@@ -70,19 +72,19 @@ export function createApi(auth: ApiAuth): Api {
         cache: "no-store",
       });
     } catch (e) {
-      if (e instanceof DOMException && e.name === "AbortError") return { ok: false, error: { code: "aborted", message: "cancelled" } };
-      return { ok: false, error: { code: "network", message: "Cannot reach the Caduceus server" } };
+      if (e instanceof DOMException && e.name === "AbortError") return { ok: false, error: { code: "aborted", message: "cancelled" }, status: 0 };
+      return { ok: false, error: { code: "network", message: "Cannot reach the Caduceus server" }, status: 0 };
     }
     if (res.status === 401) {
       auth.onUnauthorized(sent);
-      return { ok: false, error: UNAUTHORIZED };
+      return { ok: false, error: UNAUTHORIZED, status: 401 };
     }
-    if (!res.ok) return { ok: false, error: await errorOf(res) };
+    if (!res.ok) return { ok: false, error: await errorOf(res), status: res.status };
     if (res.status === 204) return { ok: true, value: undefined as T };
     try {
       return { ok: true, value: (await res.json()) as T };
     } catch {
-      return { ok: false, error: { code: "bad_response", message: "The server sent an unreadable answer" } };
+      return { ok: false, error: { code: "bad_response", message: "The server sent an unreadable answer" }, status: res.status };
     }
   };
 

@@ -3,7 +3,7 @@
 // the network or the event stream themselves.
 
 import type { ReadonlySignal, Signal } from "@preact/signals";
-import type { Command, Connection, HumanRequest, Session, SessionState } from "./types";
+import type { Command, Connection, Health, HumanRequest, Session, SessionState } from "./types";
 
 export interface Meta { version: string; demo_model: boolean; default_model: string; schema_version: number }
 export interface ModelChoice { ref: string; provider: string; label: string }
@@ -14,6 +14,13 @@ export interface ActionError { code: string; message: string }
 /** The server (run with CADUCEUS_TOKEN) refused us: ask the person for its
  * access token. `error` says why the last token failed (null: none given). */
 export interface AuthPrompt { error: string | null }
+
+/** What the runner-health banner says: no runner is alive while runs wait
+ * (`waiting`: queued plus recovering runs of every session), or the server
+ * cannot read its database. */
+export type RunnerAlert =
+  | { kind: "no_runner"; waiting: number }
+  | { kind: "store_unavailable" };
 
 export interface Store {
   // ---- read ----
@@ -38,6 +45,11 @@ export interface Store {
   /** Non-null while the server needs an access token we do not have (or
    * refused the one we sent); the shell shows the token dialog then. */
   auth: Signal<AuthPrompt | null>;
+  /** The last GET /api/health answer (null until one arrived). A failed
+   * fetch keeps the previous answer, so a blip raises no alarm. */
+  health: Signal<Health | null>;
+  /** The banner to show above the transcript, or null. */
+  runnerAlert: ReadonlySignal<RunnerAlert | null>;
 
   // ---- act (each resolves to an ActionError on failure, null on success;
   // failures are also put in `toast`) ----
@@ -57,6 +69,8 @@ export interface Store {
   stop(): Promise<ActionError | null>;
   /** Cancels one queued run (remove a queued message). */
   cancelRun(runId: string): Promise<ActionError | null>;
+  /** Resumes an interrupted run, or retries a recovering one now. */
+  resume(runId: string): Promise<ActionError | null>;
   respond(requestId: string, body: { choice?: string; answer?: string }): Promise<ActionError | null>;
   setModel(ref: string): Promise<ActionError | null>; // the active session's model ("" = default)
   compact(): Promise<ActionError | null>;

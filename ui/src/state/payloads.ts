@@ -6,7 +6,9 @@ import type { ErrorInfo, TodoItem, UsageTotals } from "./types";
 
 export interface RunQueuedP { kind?: string; input: string; model?: string; if_busy?: string }
 export interface RunStartedP { attempt: number; model: string; provider: string; demo?: boolean; context_window?: number; resumed?: boolean }
-export interface RunStatusP { status: string; reason?: string }
+/** retry, max_retries, retry_at: set when the status is recovering (retry
+ * is which automatic retry comes next, 1-based). */
+export interface RunStatusP { status: string; reason?: string; retry?: number; max_retries?: number; retry_at?: string }
 export interface RunDoneP { status: string; error?: ErrorInfo; usage?: UsageTotals }
 export interface MessageUserP { message_id: string; content: string }
 export interface DeltaP { id: string; turn_id: string; delta: string }

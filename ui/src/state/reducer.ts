@@ -40,11 +40,44 @@ export interface ReduceEnv {
   providerOf(model: string): { provider: string; demo: boolean; ref: string };
 }
 
-const BUSY: ReadonlySet<string> = new Set(["running", "awaiting_approval", "awaiting_clarify", "cancelling", "paused"]);
+const BUSY: ReadonlySet<string> = new Set(["running", "awaiting_approval", "awaiting_clarify", "cancelling", "paused", "recovering"]);
 const TERMINAL: ReadonlySet<string> = new Set(["completed", "failed", "cancelled", "expired"]);
 const TOOL_OPEN: ReadonlySet<string> = new Set(["pending", "awaiting_approval", "awaiting_clarify", "running"]);
 
 const zeroUsage = (): UsageTotals => ({ input_tokens: 0, output_tokens: 0 });
+
+/** What a client may do to a run in `status` (Go: run.Controls). */
+export function controlsOf(status: string): string[] {
+  switch (status) {
+    case "queued": case "running": case "paused": return ["observe", "cancel"];
+    case "interrupted": case "recovering": return ["observe", "cancel", "resume"];
+    case "awaiting_approval": return ["observe", "cancel", "approve"];
+    case "awaiting_clarify": return ["observe", "cancel", "clarify"];
+    default: return ["observe"];
+  }
+}
+
+/** The run a person may resume, if any: the session's newest interrupted or
+ * recovering run, unless a later run has started since (the server then
+ * refuses: a new message is the way on). */
+export function resumableRun(runs: Run[]): Run | null {
+  for (let i = runs.length - 1; i >= 0; i--) {
+    const r = runs[i];
+    if (r.status === "interrupted" || r.status === "recovering") return r;
+    if (r.started_at) return null;
+  }
+  return null;
+}
+
+/** Runs whose execution stopped part-way and has not picked up again:
+ * their open text is not streaming, whatever the item says. */
+export function stalledRuns(runs: Run[]): Set<string> {
+  const out = new Set<string>();
+  for (const r of runs) {
+    if (r.status === "interrupted" || r.status === "recovering" || (r.status === "queued" && r.started_at)) out.add(r.id);
+  }
+  return out;
+}
 
 export function newSessionModel(id: string): SessionModel {
   return {
@@ -311,17 +344,40 @@ export const handlers: Record<EventType, Handler> = {
   "run.started": (m, ev, env, replay) => {
     const p = ev.payload as P.RunStartedP;
     m.started.add(ev.run_id);
-    const run = patchRun(m, ev, { status: "running", attempt: p.attempt, started_at: m.runs.get(ev.run_id)?.started_at ?? ev.ts, controls: ["observe", "cancel"] });
+    const run = patchRun(m, ev, {
+      status: "running", attempt: p.attempt, started_at: m.runs.get(ev.run_id)?.started_at ?? ev.ts, controls: controlsOf("running"),
+      retry_at: undefined, retry: undefined,
+    });
     release(m, ev.run_id);
     const model = p.model || run?.model || "";
     m.contextWindow = p.context_window || env.contextWindowOf(model) || m.contextWindow;
     syncUsage(m, { model: model || env.providerOf("").ref, provider: p.provider, demo: !!p.demo, contextWindow: m.contextWindow });
-    if (run) act(m, (r) => A.upsertRun(r, A.runNode(run, replay, m.runKind.get(run.id))));
+    if (run) {
+      const t = Date.parse(ev.ts);
+      act(m, (r) => {
+        const next = A.upsertRun(r, A.runNode(run, replay, m.runKind.get(run.id)));
+        // A run that picks up again after its runner stopped: say so where
+        // it happened, between the work before and after.
+        return p.resumed ? A.addChild(next, run.id, undefined, A.resumedNode(`rsm_${ev.id}`, p.attempt, t, replay), t) : next;
+      });
+    }
   },
   "run.status": (m, ev, _env, replay) => {
     const p = ev.payload as P.RunStatusP;
-    const run = patchRun(m, ev, { status: p.status as RunStatus });
-    if (run) act(m, (r) => A.updateNode(r, ev.run_id, ev.run_id, (n) => ({ ...n, state: A.runState(p.status), replay: n.replay && replay })));
+    const recovering = p.status === "recovering";
+    const prev = m.runs.get(ev.run_id);
+    const run = patchRun(m, ev, {
+      status: p.status as RunStatus, controls: controlsOf(p.status),
+      retry: recovering ? p.retry : undefined, retry_at: recovering ? p.retry_at : undefined,
+      max_retries: p.max_retries || prev?.max_retries,
+    });
+    if (!run) return;
+    // Stopped part-way (its runner died, or a retry waits): nothing of it
+    // runs any more until it is resumed.
+    const halted = recovering || p.status === "interrupted";
+    act(m, (r) => halted
+      ? A.haltRun(r, ev.run_id, p.status, Date.parse(ev.ts), replay)
+      : A.updateNode(r, ev.run_id, ev.run_id, (n) => ({ ...n, state: A.runState(p.status), replay: n.replay && replay })));
   },
   "run.done": (m, ev, _env, replay) => {
     const p = ev.payload as P.RunDoneP;
@@ -486,7 +542,9 @@ export function loadSnapshot(m: SessionModel, items: Item[], runs: Run[], cursor
   let queuedAhead = false;
   for (const r of runs) {
     if (r.status !== "queued") continue;
-    if (m.state.busyRun.peek() || queuedAhead) m.held.set(r.id, { run_id: r.id, text: r.input || "/compact", created_at: r.created_at });
+    // A run queued again after it ran (resumed, handed over) is in the
+    // transcript already: it only goes ahead of the newer ones.
+    if (!r.started_at && (m.state.busyRun.peek() || queuedAhead)) m.held.set(r.id, { run_id: r.id, text: r.input || "/compact", created_at: r.created_at });
     queuedAhead = true;
   }
 

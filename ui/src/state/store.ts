@@ -12,6 +12,11 @@
 // GET .../messages + GET .../runs, then the stream resumes after the
 // snapshot's cursor and the reducer drops what the snapshot already had.
 //
+// Runner health: GET /api/health is read at start, on every stream
+// (re)open, shortly after any run changes state (coalesced), and every 15 s
+// while the tab is visible. Runners are separate processes the stream says
+// nothing about, so this is how the page learns that none is alive.
+//
 // Access token: a server run with CADUCEUS_TOKEN answers 401 to every /api
 // call without it. The first 401 blocks the store (no stream, no retries)
 // and raises `auth`, the shell asks for the token, and submitToken() loads
@@ -19,14 +24,14 @@
 
 import { batch, computed, signal } from "@preact/signals";
 import { createApi } from "./api";
-import type { ActionError, AuthPrompt, Meta, ModelChoice, Store } from "./contract";
+import type { ActionError, AuthPrompt, Meta, ModelChoice, RunnerAlert, Store } from "./contract";
 import { createDebugHooks } from "./debug";
 import { notifyState, requestPermission, setMuted, showRequest } from "./notify";
 import type * as P from "./payloads";
 import { apply, applyRunUsage, handlers, loadSnapshot, newSessionModel, type ReduceEnv, type SessionModel } from "./reducer";
 import { createStream } from "./stream";
 import { loadToken, saveToken } from "./token";
-import type { Command, Connection, Envelope, EventType, HumanRequest, Item, Run, Session } from "./types";
+import type { Command, Connection, Envelope, EventType, Health, HumanRequest, Item, Run, Session } from "./types";
 
 /** Lifecycle events: the ones GET /api/events carries from every session. */
 const LIFECYCLE: ReadonlySet<EventType> = new Set<EventType>([
@@ -36,6 +41,10 @@ const LIFECYCLE: ReadonlySet<EventType> = new Set<EventType>([
 const CACHE_SIZE = 4; // recently viewed sessions kept in memory
 const BUFFER_SIZE = 500; // lifecycle events kept to re-apply after a list refetch
 const SESSIONS_PAGE = 50; // GET /api/sessions page size (the server's default)
+const HEALTH_EVERY_MS = 15_000; // health poll while the tab is visible
+const HEALTH_AFTER_EVENT_MS = 250; // a burst of run events costs one fetch
+/** Run events that change what GET /api/health counts. */
+const RUN_EVENTS: ReadonlySet<EventType> = new Set<EventType>(["run.queued", "run.started", "run.status", "run.done"]);
 
 interface ModelFacts { provider: string; demo: boolean; contextWindow: number }
 interface SessionPage { sessions: Session[]; next_cursor: string; last_event_id: number }
@@ -101,6 +110,15 @@ export function createStore(): Store & StoreInternals {
   // next_cursor of the deepest sessions page loaded ("" = none left).
   const sessionsNext = signal("");
   const sessionsMore = computed(() => sessionsNext.value !== "");
+  const health = signal<Health | null>(null);
+  const storeDown = signal(false); // the last health answer was a 503
+  const runnerAlert = computed<RunnerAlert | null>(() => {
+    if (storeDown.value) return { kind: "store_unavailable" };
+    const h = health.value;
+    if (!h || (h.runners ?? []).length > 0) return null;
+    const waiting = (h.queue_depth ?? 0) + (h.recovering ?? 0);
+    return waiting > 0 ? { kind: "no_runner", waiting } : null;
+  });
 
   // ---- private state ----
   const cache = new Map<string, SessionModel>();
@@ -118,6 +136,13 @@ export function createStore(): Store & StoreInternals {
   let token = loadToken();
   let blocked = false; // the server refused our token: wait for a new one
   let hooksReady = false;
+  let healthTimer = 0;
+  let healthBusy = false; // a fetch is in flight
+  let healthAgain = false; // something changed meanwhile: fetch once more
+  // Health requests started, and the newest one answered: a test that
+  // needs a reading taken after some moment waits on these.
+  let healthStarted = 0;
+  let healthAnswered = 0;
 
   const api = createApi({
     token: () => token,
@@ -272,6 +297,43 @@ export function createStore(): Store & StoreInternals {
     return moreLoading;
   };
 
+  /** Reads GET /api/health. Only an answer changes what we show: a
+   * network error or an older server without the route keeps the last
+   * one (the connection dot speaks for an unreachable server). */
+  const fetchHealth = async (): Promise<void> => {
+    if (blocked) return;
+    if (healthBusy) {
+      healthAgain = true;
+      return;
+    }
+    healthBusy = true;
+    const seq = ++healthStarted;
+    const r = await api.get<Health>("/api/health");
+    healthBusy = false;
+    if (r.ok || r.status === 503) healthAnswered = seq;
+    batch(() => {
+      if (r.ok) {
+        health.value = r.value;
+        storeDown.value = r.value.store === "unavailable";
+      } else if (r.status === 503) storeDown.value = true;
+    });
+    if (healthAgain) {
+      healthAgain = false;
+      void fetchHealth();
+    }
+  };
+
+  /** Reads health after `delay` ms. A read already due stays due (a steady
+   * flow of run events must not postpone it for ever); delay 0 reads now. */
+  const refreshHealth = (delay = 0) => {
+    if (healthTimer && delay > 0) return;
+    clearTimeout(healthTimer);
+    healthTimer = window.setTimeout(() => {
+      healthTimer = 0;
+      void fetchHealth();
+    }, delay);
+  };
+
   const scheduleRefresh = () => {
     clearTimeout(refreshTimer);
     refreshTimer = window.setTimeout(() => void refreshLists(), 300);
@@ -287,6 +349,7 @@ export function createStore(): Store & StoreInternals {
           return; // what follows is the stream replaying from scratch
         }
         if (ev.id > listCursor) {
+          if (RUN_EVENTS.has(ev.type)) refreshHealth(HEALTH_AFTER_EVENT_MS);
           if (LIFECYCLE.has(ev.type)) {
             applyLifecycle(ev, true);
             buffer.push(ev);
@@ -312,7 +375,10 @@ export function createStore(): Store & StoreInternals {
       return `/api/events?${q}`;
     },
     onEvents,
-    onOpen: () => void refreshLists(),
+    onOpen: () => {
+      void refreshLists();
+      refreshHealth();
+    },
     onRefused: () => {
       // Most likely the session on screen is gone (deleted in another tab),
       // or the server wants a token: a plain request tells which (a 401
@@ -445,6 +511,7 @@ export function createStore(): Store & StoreInternals {
 
   const store: Store & StoreInternals = {
     meta, sessions, sessionsMore, sessionFilter, visibleSessions, activeId, active, pending, models, commands, connection, toast, notify, auth,
+    health, runnerAlert,
 
     selectSession: (id) => selectSession(id),
     loadMoreSessions,
@@ -503,6 +570,11 @@ export function createStore(): Store & StoreInternals {
       return r.ok ? null : fail(r.error);
     },
 
+    async resume(runId) {
+      const r = await api.post<Run>(`/api/runs/${runId}/resume`, {});
+      return r.ok ? null : fail(r.error);
+    },
+
     async respond(requestId, body) {
       const r = await api.post<HumanRequest>(`/api/requests/${requestId}/respond`, body);
       if (r.ok || r.error.code === "not_pending") pending.value = pending.peek().filter((q) => q.id !== requestId);
@@ -538,6 +610,9 @@ export function createStore(): Store & StoreInternals {
 
     start() {
       window.addEventListener("popstate", () => selectSession(idFromPath(location.pathname), { push: false }));
+      // A hidden tab does not poll; it looks again when it is shown.
+      window.setInterval(() => !document.hidden && void fetchHealth(), HEALTH_EVERY_MS);
+      document.addEventListener("visibilitychange", () => !document.hidden && refreshHealth());
       boot();
     },
 
@@ -557,11 +632,13 @@ export function createStore(): Store & StoreInternals {
         lastEventId: () => Math.max(stream.lastId(), activeModel.peek()?.state.cursor ?? 0),
         streamOpens: () => stream.opens(),
         applied: () => applied,
+        health: () => ({ started: healthStarted, answered: healthAnswered }),
       });
     });
     void api.get<{ commands: Command[] }>("/api/commands").then((r) => {
       if (r.ok) commands.value = r.value.commands;
     });
+    refreshHealth();
     // Models first: the usage meter needs their context windows.
     void Promise.all([loadModels(), refreshLists()]).then(() => {
       if (blocked) return; // refused: the token dialog is up

@@ -31,7 +31,9 @@ export interface Envelope<P = any> {
   payload: P;
 }
 
-export interface ErrorInfo { code: string; message: string }
+/** retryable: the same request may succeed later (a rate limit, an
+ * overloaded or unreachable provider). */
+export interface ErrorInfo { code: string; message: string; retryable?: boolean }
 export interface UsageTotals {
   input_tokens: number; output_tokens: number;
   cached_tokens?: number; reasoning_tokens?: number; cost_usd?: number;
@@ -41,7 +43,7 @@ export interface UsageTotals {
 
 export type RunStatus =
   | "queued" | "running" | "awaiting_approval" | "awaiting_clarify" | "paused"
-  | "cancelling" | "cancelled" | "failed" | "completed" | "interrupted" | "expired";
+  | "cancelling" | "cancelled" | "failed" | "completed" | "interrupted" | "recovering" | "expired";
 
 export interface Session {
   id: string; title: string; workspace: string; model: string;
@@ -54,6 +56,25 @@ export interface Run {
   input: string; model: string; attempt: number; last_event_id: number; last_seq: number;
   controls: string[]; pending_request_ids: string[]; usage: UsageTotals; error?: ErrorInfo;
   created_at: string; started_at: string | null; ended_at: string | null;
+  /** Automatic retries used and allowed, and when a recovering run is
+   * retried (omitted when zero). */
+  retries?: number; max_retries?: number; retry_at?: string;
+  /** Client-only: which automatic retry comes next (1-based), from the
+   * latest run.status "recovering". */
+  retry?: number;
+}
+
+/** A runner process, as GET /api/health lists it. */
+export interface RunnerInfo {
+  id: string; host: string; pid: number; version: string;
+  started_at: string; heartbeat_at: string; runs_held: number;
+}
+
+/** GET /api/health. 503 (store "unavailable") when the database cannot be
+ * read; "degraded" when no runner is alive while runs wait. */
+export interface Health {
+  status: "ok" | "degraded"; store: "ok" | "unavailable"; runner_mode: "inprocess" | "none";
+  runners: RunnerInfo[]; queue_depth: number; recovering: number; reason?: string;
 }
 
 export interface ApprovalPrompt {
@@ -120,11 +141,13 @@ export interface ItemModel { id: string; sig: Signal<Item> }
 
 export interface ActivityNode {
   id: string; // turn_id, tool_call_id, reasoning id, or a client id
-  type: "run" | "turn" | "think" | "tool" | "received";
+  type: "run" | "turn" | "think" | "tool" | "received" | "marker";
   label: string;
   state: "running" | "done" | "error" | "waiting";
   tool?: string; args?: unknown; result?: unknown; output?: string;
   startedAt: number; endedAt?: number; durationMs?: number;
+  /** Runs: the n-th execution (shown from the second on). */
+  attempt?: number;
   children: ActivityNode[];
   replay: boolean;
 }
@@ -142,7 +165,7 @@ export interface SessionState {
   /** Messages whose runs wait in "queued" behind the busy run: shown above
    * the composer (removable), not in the transcript, until their run starts. */
   queued: Signal<{ run_id: string; text: string; created_at: string }[]>;
-  /** The busy run (running, awaiting_*, cancelling), if any. */
+  /** The busy run (running, awaiting_*, cancelling, recovering), if any. */
   busyRun: Signal<Run | null>;
   usage: Signal<{ total: UsageTotals; contextTokens: number; contextWindow: number; model: string; provider: string; demo: boolean }>;
   /** Loaded from the snapshot; false while loading. */

@@ -17,6 +17,7 @@ function NodeIcon({ node }: { node: ActivityNode }) {
     case "turn": return <IconCpu size={13} />;
     case "think": return <IconBrain size={13} />;
     case "tool": return <ToolIcon name={node.tool ?? ""} size={13} />;
+    case "marker": return <IconPlay size={13} />;
     default: return <IconInfo size={13} />;
   }
 }
@@ -77,7 +78,8 @@ function Node({ node, defaultOpen }: { node: ActivityNode; defaultOpen: boolean 
         <span class={"act-dot dot-" + node.state} aria-label={node.state} role="img" />
         <span class="act-icon"><NodeIcon node={node} /></span>
         <span class="act-label">{node.label}</span>
-        <Duration node={node} />
+        {node.attempt && <span class="act-attempt" title={`Execution ${node.attempt} of this run`}>attempt {node.attempt}</span>}
+        {node.type !== "marker" && <Duration node={node} />}
       </button>
       {branch && isOpen && (
         <>

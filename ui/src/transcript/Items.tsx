@@ -4,11 +4,12 @@
 import { Component, createContext, type ComponentChildren } from "preact";
 import { useContext, useEffect, useRef, useState } from "preact/hooks";
 import type { ReadonlySignal } from "@preact/signals";
-import type { Item, ItemModel } from "../state/types";
+import type { Item, ItemModel, Run } from "../state/types";
+import { useStore } from "../state/context";
 import { Markdown } from "./MarkdownView";
 import { ToolCard } from "./ToolCard";
-import { IconAlert, IconBrain, IconChevron, IconInfo, IconLayers, IconStop } from "./icons";
-import { tokens } from "../shell/format";
+import { IconAlert, IconBrain, IconChevron, IconInfo, IconLayers, IconPlay, IconStop } from "./icons";
+import { recoveringText, tokens } from "../shell/format";
 import { fmtDuration, parseTime } from "./util";
 
 /** What entries need from the transcript around them. */
@@ -17,6 +18,12 @@ export interface TranscriptEnv {
   thinkMs: ReadonlySignal<Map<string, number>>;
   /** Puts a finished assistant message into the polite live region. */
   announce(text: string): void;
+  /** The run a person may resume, and the notice item its Resume button
+   * sits on (null: none of its items is a notice; the transcript shows the
+   * button at its end). */
+  resume: ReadonlySignal<{ run: Run; anchor: string | null } | null>;
+  /** Runs stopped part-way: their open text is not streaming. */
+  stalled: ReadonlySignal<Set<string>>;
 }
 export const TranscriptCtx = createContext<TranscriptEnv | null>(null);
 
@@ -31,25 +38,29 @@ function UserMessage({ item }: { item: Item }) {
 
 function AssistantMessage({ item }: { item: Item }) {
   const env = useContext(TranscriptCtx);
-  const open = !!item.open;
+  // Open text of a run that stopped part-way is not coming any more.
+  const stalled = !!item.open && !!env?.stalled.value.has(item.run_id);
+  const open = !!item.open && !stalled;
   const text = item.text ?? "";
   // Announce once, when a message we saw streaming finishes (not replays).
   const wasOpen = useRef(open);
   useEffect(() => {
-    if (wasOpen.current && !open && text) env?.announce(text);
+    // A message cut short (its runner stopped) is not an answer to read out.
+    if (wasOpen.current && !open && text && !stalled && !item.partial) env?.announce(text);
     wasOpen.current = open;
   }, [open]);
   return (
     <div class="msg-assistant">
       {text ? <Markdown text={text} streaming={open} /> : open ? <span class="typing" aria-label="Writing"><i /><i /><i /></span> : null}
-      {item.partial && <div class="cut-note">Cut short</div>}
+      {(item.partial || stalled) && <div class="cut-note">Cut short</div>}
     </div>
   );
 }
 
 function Reasoning({ item }: { item: Item }) {
   const env = useContext(TranscriptCtx);
-  const open = !!item.open;
+  const stalled = !!item.open && !!env?.stalled.value.has(item.run_id);
+  const open = !!item.open && !stalled;
   // null: follow the default (expanded while thinking, collapsed after).
   const [choice, setChoice] = useState<boolean | null>(null);
   const expanded = choice ?? open;
@@ -76,7 +87,7 @@ function Reasoning({ item }: { item: Item }) {
         <IconChevron size={13} class={"chev" + (expanded ? " open" : "")} />
         <IconBrain size={14} />
         <span class={open ? "shimmer" : ""}>{label}</span>
-        {item.partial && <span class="cut-note">cut short</span>}
+        {(item.partial || stalled) && <span class="cut-note">cut short</span>}
       </button>
       {expanded && text && (
         <div class="reasoning-body">
@@ -142,11 +153,42 @@ function Compaction({ item }: { item: Item }) {
 }
 
 function Notice({ item }: { item: Item }) {
-  const level = item.level ?? "info";
+  const env = useContext(TranscriptCtx);
+  // Diagnostics say "warn" or "warning"; they look the same.
+  const level = (item.level as string) === "warn" ? "warning" : item.level ?? "info";
+  const resume = env?.resume.value;
   return (
-    <div class={"notice notice-" + level} title={item.code}>
-      {level === "info" ? <IconInfo size={13} /> : <IconAlert size={13} />}
-      <span>{item.text ?? item.code ?? ""}</span>
+    <>
+      <div class={"notice notice-" + level} title={item.code} data-code={item.code}>
+        {level === "info" ? <IconInfo size={13} /> : <IconAlert size={13} />}
+        <span>{item.text ?? item.code ?? ""}</span>
+      </div>
+      {resume && resume.anchor === item.id && <ResumeBar key={resume.run.id + ":" + resume.run.status} run={resume.run} />}
+    </>
+  );
+}
+
+/** What an interrupted or recovering run offers: resume it now. The button
+ * stays disabled after a click until the run's status moves on (then the
+ * bar goes) or the server refuses (the toast says why). */
+export function ResumeBar({ run }: { run: Run }) {
+  const store = useStore();
+  const [busy, setBusy] = useState(false);
+  const recovering = run.status === "recovering";
+  const resume = async () => {
+    setBusy(true);
+    if (await store.resume(run.id)) setBusy(false);
+  };
+  return (
+    <div class={"resume-bar resume-" + run.status} data-testid="resume-bar" data-run-id={run.id} data-status={run.status}>
+      <span class="resume-text">
+        {recovering
+          ? `${recoveringText(run)}. Resume now to skip the wait.`
+          : "This run stopped before it finished. Resume continues from where its journal ends; nothing that finished runs again."}
+      </span>
+      <button type="button" class="btn btn-sm btn-primary resume-btn" data-testid="resume-run" disabled={busy} aria-busy={busy} onClick={() => void resume()}>
+        <IconPlay size={12} /> {busy ? "Resuming…" : recovering ? "Resume now" : "Resume"}
+      </button>
     </div>
   );
 }

@@ -25,8 +25,25 @@ const STATUS_TEXT: Record<ToolStatus, string> = {
   cancelled: "Cancelled",
 };
 
+/** Pills for states that are not a ToolStatus of their own. */
+const EXTRA_TEXT: Record<string, string> = { interrupted: "Interrupted" };
+
+/** A call whose worker stopped while it ran: closed with an error when the
+ * run resumed, never executed twice (EVENTS.md). Not a failure of the
+ * tool, so it reads as a warning, not an error. */
+export function isInterrupted(t: ToolInfo): boolean {
+  return t.status === "error" && !!t.error && t.error.startsWith("interrupted:");
+}
+
+/** "interrupted: the worker stopped …" → "The worker stopped …." */
+function interruptedText(err: string): string {
+  const s = err.slice("interrupted:".length).trim();
+  if (!s) return "The worker running this call stopped before it finished; it was not run again.";
+  return s[0].toUpperCase() + s.slice(1) + (/[.!?]$/.test(s) ? "" : ".");
+}
+
 export function StatusPill({ status, elapsed }: { status: ToolStatus | string; elapsed?: string }) {
-  const text = STATUS_TEXT[status as ToolStatus] ?? status;
+  const text = STATUS_TEXT[status as ToolStatus] ?? EXTRA_TEXT[status] ?? status;
   return (
     <span class={"t-pill t-pill-" + status} data-testid="tool-status">
       {status === "running" ? <span class="t-spin" aria-hidden="true" /> : <span class="t-pill-dot" aria-hidden="true" />}
@@ -191,10 +208,17 @@ export function ToolCard({ tool: t }: { tool: ToolInfo }) {
   // Command output stays visible (it is what people look for); a command
   // that never ran (denied, cancelled before start) has only its error.
   const cmdOutput = t.name === "run_command" ? (running ? live : r ? t.output : undefined) : undefined;
-  const failed = t.status === "error" || t.status === "timeout" || t.status === "denied";
+  const interrupted = isInterrupted(t);
+  const failed = !interrupted && (t.status === "error" || t.status === "timeout" || t.status === "denied");
 
   return (
-    <div class={"tool tool-" + t.status} data-testid="tool-card" data-tool={t.name} data-status={t.status}>
+    <div
+      class={"tool tool-" + (interrupted ? "interrupted" : t.status)}
+      data-testid="tool-card"
+      data-tool={t.name}
+      data-status={t.status}
+      data-interrupted={interrupted ? "true" : undefined}
+    >
       <button
         type="button"
         class="tool-head"
@@ -208,10 +232,11 @@ export function ToolCard({ tool: t }: { tool: ToolInfo }) {
         <span class="tool-right">
           {summary(t)}
           {dur && <span class="tool-dur">{dur}</span>}
-          <StatusPill status={t.status} elapsed={elapsed} />
+          <StatusPill status={interrupted ? "interrupted" : t.status} elapsed={elapsed} />
         </span>
       </button>
       {failed && t.error && <div class="tool-error">{t.error}</div>}
+      {interrupted && <div class="tool-note" data-testid="tool-interrupted">{interruptedText(t.error!)}</div>}
       {waiting && (req ? <div class="tool-req"><RequestCard req={req} /></div> : <RequestAnswered />)}
       {diff != null && diff !== "" && <Diff diff={diff} truncated={r?.diff_truncated === true} />}
       {cmdOutput ? <OutputBlock text={cmdOutput} follow={running} maxLines={running ? 10 : 8} class="cmd-out" /> : null}

@@ -10,10 +10,11 @@
 // counts what arrived below (a streaming message counts once). Sending a
 // message jumps back to the bottom and pins again (see pin.ts).
 
-import { useComputed } from "@preact/signals";
+import { computed } from "@preact/signals";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { resumableRun, stalledRuns } from "../state/reducer";
 import type { ActivityNode, ItemModel, SessionState } from "../state/types";
-import { ItemView, TranscriptCtx, type TranscriptEnv } from "./Items";
+import { ItemView, ResumeBar, TranscriptCtx, type TranscriptEnv } from "./Items";
 import { onTranscriptPin } from "./pin";
 
 const PAGE = 80;
@@ -44,6 +45,39 @@ function contentSize(m: ItemModel): number {
   return (it.text?.length ?? 0) + (it.tool?.live_output?.length ?? 0) + (it.tool?.output?.length ?? 0);
 }
 const TAIL = 6; // items at the end checked for growth
+
+/** The transcript's views of one session's state. Each returns its previous
+ * value while nothing it shows changed, so entries reading it do not
+ * re-render on every update (tool output, deltas, usage). */
+function sessionViews(session: SessionState): Pick<TranscriptEnv, "thinkMs" | "resume" | "stalled"> {
+  let lastThink = new Map<string, number>();
+  const thinkMs = computed(() => {
+    const next = thinkDurations(session.activity.value);
+    const prev = lastThink;
+    if (next.size === prev.size && [...next].every(([k, v]) => prev.get(k) === v)) return prev;
+    return (lastThink = next);
+  });
+  let lastStalled = new Set<string>();
+  const stalled = computed(() => {
+    const next = stalledRuns(session.runs.value);
+    const prev = lastStalled;
+    if (next.size === prev.size && [...next].every((id) => prev.has(id))) return prev;
+    return (lastStalled = next);
+  });
+  // The Resume button goes on the run's last notice (the diagnostic saying
+  // why it stopped). Kind and run of an item never change: peek is enough.
+  const resume = computed(() => {
+    const run = resumableRun(session.runs.value);
+    if (!run) return null;
+    const list = session.items.value;
+    for (let i = list.length - 1; i >= 0; i--) {
+      const it = list[i].sig.peek();
+      if (it.run_id === run.id && it.kind === "notice") return { run, anchor: it.id };
+    }
+    return { run, anchor: null };
+  });
+  return { thinkMs, stalled, resume };
+}
 
 function TranscriptView({ session }: { session: SessionState }) {
   const items = session.items.value;
@@ -79,22 +113,18 @@ function TranscriptView({ session }: { session: SessionState }) {
   }
   const shown = start > 0 ? items.slice(start) : items;
 
-  // Returns the previous map when nothing changed, so reasoning entries do
-  // not re-render on every activity update (tool output, deltas).
-  const lastThink = useRef(new Map<string, number>());
-  const thinkMs = useComputed(() => {
-    const next = thinkDurations(session.activity.value);
-    const prev = lastThink.current;
-    if (next.size === prev.size && [...next].every(([k, v]) => prev.get(k) === v)) return prev;
-    return (lastThink.current = next);
-  });
+  // Derived per session object, not per id: the store swaps in a fresh
+  // model for the same id when the first snapshot arrives, and a computed
+  // bound to the placeholder would never update.
   const env = useMemo<TranscriptEnv>(
     () => ({
-      thinkMs,
+      ...sessionViews(session),
       announce: (text: string) => setAnnouncement(text.length > 400 ? text.slice(0, 400) + "…" : text),
     }),
-    [thinkMs],
+    [session],
   );
+  const resume = env.resume;
+  const unanchored = resume.value && !resume.value.anchor ? resume.value.run : null;
 
   const scrollToBottom = useCallback(() => {
     const el = scroller.current;
@@ -253,6 +283,7 @@ function TranscriptView({ session }: { session: SessionState }) {
               <div class="transcript-empty">No messages yet. Send one below to start.</div>
             )}
             {shown.map((m) => <ItemView key={m.id} model={m} />)}
+            {unanchored && <ResumeBar key={unanchored.id + ":" + unanchored.status} run={unanchored} />}
           </div>
         </div>
         {newCount > 0 && (
