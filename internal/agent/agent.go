@@ -86,10 +86,20 @@ type Loop struct {
 	// Covered is how many messages of the conversation the summary at the
 	// start of the history stands for (transcript.Covered); 0 when none.
 	Covered int
+	// Done is what earlier claims of this run already did (a resumed run):
+	// its model calls count toward MaxTurns and number the next turns, and
+	// its usage starts the running total.
+	Done Progress
 	// Yield, when it reports true, stops the loop at the next step
 	// boundary (before a model call or a tool call) with ErrYield: the
 	// runner is stopping and hands the run over with nothing half done.
 	Yield func() bool
+}
+
+// Progress is the work a run has journaled so far.
+type Progress struct {
+	Turns int
+	Usage event.UsageTotals
 }
 
 // ErrYield is returned by Run when Yield asked the loop to stop between
@@ -110,7 +120,7 @@ type Result struct {
 // calls of the last turn (a resumed run) to settle before the next model
 // call.
 func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pending []transcript.Pending) (Result, error) {
-	var res Result
+	res := Result{Usage: l.Done.Usage}
 	msgs := append([]provider.Message(nil), history...)
 	if len(pending) > 0 {
 		results, err := l.settle(ctx, h, pending)
@@ -125,7 +135,7 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 	}
 	w := &window{size: l.ContextWindow}
 	covered := l.Covered
-	for i := 0; ; i++ {
+	for i := l.Done.Turns; ; i++ {
 		if l.yield() {
 			return res, errors.Join(ErrYield, h.Flush(ctx))
 		}

@@ -810,3 +810,49 @@ func TestResumeFromJournal(t *testing.T) {
 		t.Fatalf("tool.done = %+v", td)
 	}
 }
+
+// A resumed run continues the numbering, the turn budget and the usage
+// total of its earlier claims instead of starting over.
+func TestResumedRunContinuesProgress(t *testing.T) {
+	ls := []demo.Step{callTool("", tool.NameListDir, `{}`)}
+	f := newFixture(t, turns(ls, ls, ls, ls))
+	f.loop.MaxTurns = 3
+	prior := event.UsageTotals{InputTokens: 100, OutputTokens: 7}
+	f.loop.Done = agent.Progress{Turns: 2, Usage: prior}
+	h := &fakeHost{}
+	res := run(t, f, h)
+	if res.Err == nil || res.Err.Code != "max_turns" {
+		t.Fatalf("Err = %+v, want max_turns after one more turn", res.Err)
+	}
+	started := of[event.TurnStartedPayload](h, event.TurnStarted)
+	if len(started) != 1 || started[0].Index != 2 {
+		t.Fatalf("turn.started = %+v, want one turn with index 2", started)
+	}
+	usage := of[event.UsagePayload](h, event.Usage)[0]
+	if usage.Total != prior.Add(usage.Turn) || res.Usage != usage.Total {
+		t.Fatalf("usage %+v, result %+v, want totals counted from %+v", usage, res.Usage, prior)
+	}
+}
+
+// Yield stops the loop between steps: after the tool call in flight is
+// done, before the next model call, with everything flushed.
+func TestYieldAtStepBoundary(t *testing.T) {
+	ls := []demo.Step{callTool("", tool.NameListDir, `{}`)}
+	f := newFixture(t, turns(ls, ls, []demo.Step{say("never")}))
+	h := &fakeHost{}
+	calls := 0
+	f.loop.Yield = func() bool { calls++; return calls > 2 } // allow turn 0 and its one tool call
+	_, err := f.loop.Run(context.Background(), h, userHistory("go"), nil)
+	if !errors.Is(err, agent.ErrYield) {
+		t.Fatalf("err = %v, want ErrYield", err)
+	}
+	if n := len(of[event.TurnStartedPayload](h, event.TurnStarted)); n != 1 {
+		t.Fatalf("%d turns started, want 1", n)
+	}
+	if n := len(of[event.ToolDonePayload](h, event.ToolDone)); n != 1 {
+		t.Fatalf("%d tool calls done, want the one in flight finished", n)
+	}
+	if h.flushes == 0 {
+		t.Fatal("no flush before yielding")
+	}
+}

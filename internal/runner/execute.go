@@ -86,7 +86,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	if err != nil {
 		return agent.Result{}, err
 	}
-	items, kind, err := r.history(ctx, claimed)
+	items, kind, done, err := r.history(ctx, claimed)
 	if err != nil {
 		return agent.Result{}, err
 	}
@@ -101,7 +101,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	loop := agent.Loop{Provider: m.Provider, Tools: r.tools, Model: m.Model, System: r.systemPrompt(ctx),
 		Workspace: sess.Workspace, SessionID: sess.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
-		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Yield: yield}
+		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield}
 	if kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)
 	}
@@ -139,31 +139,40 @@ func (r *Runner) systemPrompt(ctx context.Context) string {
 // history folds the session's journal up to and including this run, run
 // by run: a message queued during an earlier run belongs after it, not in
 // the middle of its answer. It also returns the run's kind from its
-// run.queued event.
-func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, string, error) {
+// run.queued event and what earlier claims of the run already did.
+func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, string, agent.Progress, error) {
+	var done agent.Progress
 	runs, err := r.st.SessionRuns(ctx, claimed.SessionID)
 	if err != nil {
-		return nil, "", err
+		return nil, "", done, err
 	}
 	evs, err := r.st.Events(ctx, store.EventQuery{SessionID: claimed.SessionID})
 	if err != nil {
-		return nil, "", err
+		return nil, "", done, err
 	}
 	ids := make([]string, len(runs))
 	for i, ru := range runs {
 		ids[i] = ru.ID
 	}
 	kind := ""
+	var own []event.Event
 	for _, e := range evs {
-		if e.RunID == claimed.ID && e.Type == event.RunQueued {
+		if e.RunID != claimed.ID {
+			continue
+		}
+		own = append(own, e)
+		switch e.Type {
+		case event.RunQueued:
 			var p event.RunQueuedPayload
 			if json.Unmarshal(e.Payload, &p) == nil {
 				kind = p.Kind
 			}
-			break
+		case event.TurnStarted:
+			done.Turns++
 		}
 	}
-	return transcript.FoldRuns(evs, ids, claimed.ID), kind, nil
+	done.Usage = control.SumUsage(own)
+	return transcript.FoldRuns(evs, ids, claimed.ID), kind, done, nil
 }
 
 // watchCancel cancels ctx with errCancelRequested when the journal says the
