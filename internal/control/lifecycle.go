@@ -41,10 +41,11 @@ func finishInTx(ctx context.Context, tx store.Tx, runID, fence string, o Outcome
 	if o.Status != run.Cancelled {
 		closing = event.ToolError
 	}
-	drafts, usage, err := closeOpen(ctx, tx, r, closing, true)
+	evs, err := tx.Events(ctx, store.EventQuery{RunID: r.ID})
 	if err != nil {
 		return err
 	}
+	drafts, usage := closeOpen(r, evs, closing, true)
 	reqs, err := tx.ListRequests(ctx, store.RequestQuery{RunID: runID, Status: store.RequestPending})
 	if err != nil {
 		return err
@@ -73,15 +74,11 @@ func finishInTx(ctx context.Context, tx store.Tx, runID, fence string, o Outcome
 	return tx.TouchSession(ctx, r.SessionID, now)
 }
 
-// closeOpen returns the events that close a run's open text, reasoning and
-// (with tools) tool calls, and the run's token usage so far. A run that
+// closeOpen returns the events that close what the run's events evs leave
+// open (text, reasoning and, with tools, tool calls), and its token usage. A run that
 // stops to be resumed keeps its tool calls open: the resumed run reports
 // each one that had begun as interrupted, and runs those that had not.
-func closeOpen(ctx context.Context, tx store.Tx, r store.Run, toolStatus string, tools bool) ([]event.Draft, event.UsageTotals, error) {
-	evs, err := tx.Events(ctx, store.EventQuery{RunID: r.ID})
-	if err != nil {
-		return nil, event.UsageTotals{}, err
-	}
+func closeOpen(r store.Run, evs []event.Event, toolStatus string, tools bool) ([]event.Draft, event.UsageTotals) {
 	usage := SumUsage(evs)
 	var drafts []event.Draft
 	for _, it := range transcript.Fold(evs) {
@@ -102,7 +99,7 @@ func closeOpen(ctx context.Context, tx store.Tx, r store.Run, toolStatus string,
 					Output: toolStatus + ": " + msg, Error: msg}})
 		}
 	}
-	return drafts, usage, nil
+	return drafts, usage
 }
 
 // SumUsage adds up the usage events among evs.

@@ -51,8 +51,12 @@ func Interrupt(ctx context.Context, tx store.Tx, runID string, why string) error
 	default:
 		return nil
 	}
+	evs, err := tx.Events(ctx, store.EventQuery{RunID: runID})
+	if err != nil {
+		return err
+	}
 	lastType := ""
-	if evs, err := tx.Events(ctx, store.EventQuery{RunID: runID}); err == nil && len(evs) > 0 {
+	if len(evs) > 0 {
 		lastType = string(evs[len(evs)-1].Type)
 	}
 	diag := event.DiagnosticPayload{
@@ -60,7 +64,7 @@ func Interrupt(ctx context.Context, tx store.Tx, runID string, why string) error
 		Message: fmt.Sprintf("The worker executing this run stopped (%s). The journal is intact up to seq %d (last event: %s); the run did not finish and can be resumed.", why, r.LastSeq, lastType),
 		Details: map[string]any{"runner_id": r.RunnerID, "last_seq": r.LastSeq, "last_event_type": lastType, "last_status": string(run.Running)},
 	}
-	return stopTransient(ctx, tx, r, "", why, diag, now)
+	return stopTransient(ctx, tx, r, evs, "", why, diag, now)
 }
 
 // Recover stops a run its runner holds after a failure a retry may fix (a
@@ -84,17 +88,18 @@ func Recover(ctx context.Context, tx store.Tx, runID, fence string, cause event.
 	}
 	diag := event.DiagnosticPayload{Level: "warning", Code: "retrying", Message: msg,
 		Details: map[string]any{"error_code": cause.Code, "retries": r.Retries, "max_retries": r.MaxRetries}}
-	return stopTransient(ctx, tx, r, fence, cause.Code+": "+cause.Message, diag, now)
+	evs, err := tx.Events(ctx, store.EventQuery{RunID: runID})
+	if err != nil {
+		return err
+	}
+	return stopTransient(ctx, tx, r, evs, fence, cause.Code+": "+cause.Message, diag, now)
 }
 
 // stopTransient releases a running run that stopped on a transient failure,
 // journaling the new status and diag: recovering with its retry time while
-// retries are left, interrupted after.
-func stopTransient(ctx context.Context, tx store.Tx, r store.Run, fence, why string, diag event.DiagnosticPayload, now time.Time) error {
-	drafts, _, err := closeOpen(ctx, tx, r, event.ToolError, false)
-	if err != nil {
-		return err
-	}
+// retries are left, interrupted after. evs are the run's events.
+func stopTransient(ctx context.Context, tx store.Tx, r store.Run, evs []event.Event, fence, why string, diag event.DiagnosticPayload, now time.Time) error {
+	drafts, _ := closeOpen(r, evs, event.ToolError, false)
 	status := event.RunStatusPayload{Status: string(run.Interrupted), Reason: why}
 	next := r
 	next.RunnerID, next.LeaseExpiresAt = "", time.Time{}
@@ -142,10 +147,11 @@ func Handover(ctx context.Context, tx store.Tx, runID, fence, why string) error 
 	default:
 		return nil
 	}
-	drafts, _, err := closeOpen(ctx, tx, r, event.ToolError, false)
+	evs, err := tx.Events(ctx, store.EventQuery{RunID: r.ID})
 	if err != nil {
 		return err
 	}
+	drafts, _ := closeOpen(r, evs, event.ToolError, false)
 	drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunStatus,
 		Payload: event.RunStatusPayload{Status: string(run.Queued), Reason: "handed over: " + why}})
 	if _, err := tx.AppendEvents(ctx, fence, drafts...); err != nil {
