@@ -107,6 +107,13 @@ type Progress struct {
 // the journal.
 var ErrYield = errors.New("agent: yielded at a step boundary")
 
+// ErrPark is returned by a Host's Approve or Clarify, and so by Run, when
+// the run must wait for a person: it holds no runner while it waits. The
+// request is durable and the journal holds everything, so whichever runner
+// claims the run once the answer is in rebuilds it and carries on from
+// the same tool call.
+var ErrPark = errors.New("agent: parked until a person answers")
+
 func (l *Loop) yield() bool { return l.Yield != nil && l.Yield() }
 
 // Result is how the loop ended. Err nil means completed; when ctx was

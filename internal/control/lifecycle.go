@@ -126,6 +126,11 @@ func Claim(ctx context.Context, tx store.Tx, runnerID string, lease time.Duratio
 	if err != nil || !ok {
 		return r, ok, err
 	}
+	if prev == run.AwaitingApproval || prev == run.AwaitingClarify {
+		// A parked run continues where it stopped: the status change
+		// to running once its answer is read says so, not a new start.
+		return r, true, nil
+	}
 	info := describe(r)
 	// A run is resumed when it was claimed before: waiting for a person,
 	// or executed by a runner that died or handed it over.
@@ -153,6 +158,29 @@ func SetStatus(ctx context.Context, tx store.Tx, runID, fence string, to run.Sta
 	_, err = tx.AppendEvents(ctx, fence, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunStatus,
 		Payload: event.RunStatusPayload{Status: string(to), Reason: reason}})
 	return err
+}
+
+// Park releases a run that waits for a person: it keeps its status
+// (awaiting_approval or awaiting_clarify) but holds no runner, no slot and
+// no lease while it waits, so unanswered questions never delay other runs.
+// ClaimNext offers it again once none of its requests is pending. A run
+// whose cancel arrived meanwhile is finished as cancelled.
+func Park(ctx context.Context, tx store.Tx, runID, fence string) error {
+	r, err := tx.GetRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if r.RunnerID != fence {
+		return fmt.Errorf("park run %s: %w", runID, store.ErrLeaseLost)
+	}
+	switch r.Status {
+	case run.Cancelling:
+		return finishInTx(ctx, tx, runID, fence, Outcome{Status: run.Cancelled}, time.Now().UTC())
+	case run.AwaitingApproval, run.AwaitingClarify:
+		r.RunnerID, r.LeaseExpiresAt = "", time.Time{}
+		return tx.UpdateRun(ctx, r, r.Status)
+	}
+	return fmt.Errorf("park run %s: it is %s, not waiting for a person: %w", runID, r.Status, store.ErrConflict)
 }
 
 // Release gives up a runner's lease without changing the status, so another

@@ -293,34 +293,83 @@ func TestInterrupt(t *testing.T) {
 }
 
 // TestReleasedRunIsReclaimed: a run waiting for a person whose runner died
-// is released, claimed again (resumed) and still answerable.
+// is released, stays unclaimable while its request is pending (it holds no
+// runner while it waits), and is claimed again once answered, without a
+// new run.started: it continues, it does not start over.
 func TestReleasedRunIsReclaimed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r, q := pendingApproval(e, store.KindApproval)
 	e.mustDo(func(tx store.Tx) error { return control.Interrupt(e.ctx, tx, r.ID, "gone") })
-	var claimed store.Run
-	var ok bool
-	e.mustDo(func(tx store.Tx) (err error) {
-		claimed, ok, err = control.Claim(e.ctx, tx, "rn_2", time.Minute, describeDemo)
-		return err
-	})
-	if !ok || claimed.ID != r.ID || claimed.Status != run.AwaitingApproval || claimed.RunnerID != "rn_2" || claimed.Attempt != 1 {
-		t.Fatalf("claimed = %+v, %v", claimed, ok)
+	claim := func() (store.Run, bool) {
+		var claimed store.Run
+		var ok bool
+		e.mustDo(func(tx store.Tx) (err error) {
+			claimed, ok, err = control.Claim(e.ctx, tx, "rn_2", time.Minute, describeDemo)
+			return err
+		})
+		return claimed, ok
 	}
-	evs := e.runEvents(r.ID)
-	last := evs[len(evs)-1]
-	if p := decode[event.RunStartedPayload](t, last); last.Type != event.RunStarted || !p.Resumed || p.RunnerID != "rn_2" || p.Attempt != 1 {
-		t.Fatalf("last event %s %s", last.Type, last.Payload)
+	if got, ok := claim(); ok {
+		t.Fatalf("claimed %s while its request is pending", got.ID)
 	}
 	if _, err := e.svc.Respond(e.ctx, q.ID, control.Response{Choice: "once"}); err != nil {
 		t.Fatal(err)
+	}
+	before := len(e.runEvents(r.ID))
+	claimed, ok := claim()
+	if !ok || claimed.ID != r.ID || claimed.Status != run.AwaitingApproval || claimed.RunnerID != "rn_2" || claimed.Attempt != 1 {
+		t.Fatalf("claimed = %+v, %v", claimed, ok)
+	}
+	if evs := e.runEvents(r.ID); len(evs) != before {
+		t.Fatalf("claiming a parked run journaled %s", evs[len(evs)-1].Type)
 	}
 	e.mustDo(func(tx store.Tx) error {
 		return control.SetStatus(e.ctx, tx, r.ID, "rn_2", run.Running, "answered", run.AwaitingApproval, run.AwaitingClarify)
 	})
 	if got := e.run(r.ID); got.Status != run.Running {
 		t.Fatalf("status = %s", got.Status)
+	}
+}
+
+// TestPark: a runner parks a run it holds while it waits for a person; the
+// run keeps its status and loses its runner, a cancel that arrived first
+// finishes it, and another runner's park is refused.
+func TestPark(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		cancel     bool
+		fence      string
+		wantErr    error
+		wantStatus run.Status
+	}{
+		{name: "parks", fence: "rn_1", wantStatus: run.AwaitingApproval},
+		{name: "cancel arrived first", cancel: true, fence: "rn_1", wantStatus: run.Cancelled},
+		{name: "not the holder", fence: "rn_other", wantErr: store.ErrLeaseLost, wantStatus: run.AwaitingApproval},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			r, _ := pendingApproval(e, store.KindApproval)
+			if tc.cancel {
+				if _, err := e.svc.Cancel(e.ctx, r.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := e.w.Do(e.ctx, func(tx store.Tx) error { return control.Park(e.ctx, tx, r.ID, tc.fence) })
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("park: %v, want %v", err, tc.wantErr)
+			}
+			got := e.run(r.ID)
+			if got.Status != tc.wantStatus {
+				t.Fatalf("status = %s, want %s", got.Status, tc.wantStatus)
+			}
+			if tc.wantErr == nil && got.RunnerID != "" {
+				t.Fatalf("parked run still held by %q", got.RunnerID)
+			}
+		})
 	}
 }
 

@@ -27,7 +27,7 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 	stopWatch := r.watchCancel(ctx, a.cancel, claimed.ID)
 	defer stopWatch()
 
-	h := newHost(r, claimed, a.drain)
+	h := newHost(r, claimed)
 	res, err := r.drive(ctx, h, claimed, a.draining)
 	flushErr := h.Flush(context.Background())
 
@@ -38,6 +38,13 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 	switch {
 	case errors.Is(err, store.ErrLeaseLost) || errors.Is(flushErr, store.ErrLeaseLost):
 		log.Warn("lease lost; another runner owns the run now")
+		return
+	case errors.Is(err, agent.ErrPark) && !errors.Is(cause, errCancelRequested):
+		if err := r.w.Do(bg, func(tx store.Tx) error { return control.Park(bg, tx, claimed.ID, r.id) }); err != nil {
+			log.Error("park failed", "err", err)
+			return
+		}
+		log.Info("run parked until a person answers")
 		return
 	case errors.Is(cause, errShutdown) || errors.Is(err, agent.ErrYield):
 		why := "runner " + r.id + " is shutting down"

@@ -10,7 +10,6 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
-	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/policy"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
@@ -21,7 +20,6 @@ import (
 type host struct {
 	r     *Runner
 	run   store.Run
-	drain <-chan struct{} // closed when the runner stops
 
 	mu      sync.Mutex
 	pending []<-chan error // emits not yet known durable, oldest first
@@ -80,8 +78,8 @@ func (t *deltaTail) seal() event.DeltaPayload {
 	return p
 }
 
-func newHost(r *Runner, ru store.Run, drain <-chan struct{}) *host {
-	return &host{r: r, run: ru, drain: drain}
+func newHost(r *Runner, ru store.Run) *host {
+	return &host{r: r, run: ru}
 }
 
 // Emit queues without waiting: streaming never stalls on a commit, and the
@@ -245,15 +243,14 @@ func (h *host) Clarify(ctx context.Context, c agent.ClarifyAsk) (string, bool, e
 }
 
 // request files a human request for the tool call (or finds the one filed
-// before a restart), waits until it is answered or expires, and puts the
-// run back to running.
+// before), and parks the run while nobody has answered it: the run gives up
+// its runner slot and lease (agent.ErrPark) and any runner claims it again
+// once the request is answered or has expired. A request found answered
+// puts the run back to running and returns it.
 func (h *host) request(ctx context.Context, kind, toolCallID string, prompt func(string, time.Time) any) (store.Request, error) {
 	if err := h.Flush(ctx); err != nil {
 		return store.Request{}, err
 	}
-	sub := h.r.hub.Subscribe(journal.Filter{RunID: h.run.ID, Types: []event.Type{event.ApprovalResolved, event.ClarifyResolved}}, h.r.hub.LastID())
-	defer sub.Close()
-
 	q, found, err := h.existing(ctx, toolCallID)
 	if err != nil {
 		return q, err
@@ -269,56 +266,21 @@ func (h *host) request(ctx context.Context, kind, toolCallID string, prompt func
 		if err := h.r.w.Do(ctx, func(tx store.Tx) error { return control.Ask(ctx, tx, h.r.id, q, p) }); err != nil {
 			return q, err
 		}
+		return q, agent.ErrPark
 	}
-	for {
-		q, err = h.r.st.GetRequest(ctx, q.ID)
-		if err != nil {
+	if q.Status == store.RequestPending && !q.ExpiresAt.IsZero() && !time.Now().Before(q.ExpiresAt) {
+		err := h.r.w.Do(ctx, func(tx store.Tx) error { return control.Expire(ctx, tx, q.ID) })
+		if err != nil && !errors.Is(err, store.ErrConflict) {
 			return q, err
 		}
-		if q.Status != store.RequestPending {
-			break
-		}
-		var expiry <-chan time.Time
-		var timer *time.Timer
-		if !q.ExpiresAt.IsZero() {
-			timer = time.NewTimer(time.Until(q.ExpiresAt))
-			expiry = timer.C
-		}
-		next := make(chan error, 1)
-		wctx, stop := context.WithCancel(ctx)
-		go func() { _, err := sub.Next(wctx); next <- err }()
-		stopTimer := func() {
-			if timer != nil {
-				timer.Stop()
-			}
-		}
-		select {
-		case <-ctx.Done():
-			stop()
-			stopTimer()
-			return q, ctx.Err()
-		case <-h.drain:
-			// The runner is stopping: the request stays pending and
-			// answerable; whoever claims the run next waits for it.
-			stop()
-			stopTimer()
-			return q, agent.ErrYield
-		case err := <-next:
-			stop()
-			stopTimer()
-			if err != nil && ctx.Err() == nil {
-				return q, err
-			}
-		case <-expiry:
-			stop()
-			<-next
-			err := h.r.w.Do(ctx, func(tx store.Tx) error { return control.Expire(ctx, tx, q.ID) })
-			if err != nil && !errors.Is(err, store.ErrConflict) {
-				return q, err
-			}
+		if q, err = h.r.st.GetRequest(ctx, q.ID); err != nil {
+			return q, err
 		}
 	}
-	if q.Status == store.RequestCancelled {
+	switch q.Status {
+	case store.RequestPending:
+		return q, agent.ErrPark
+	case store.RequestCancelled:
 		return q, context.Canceled
 	}
 	err = h.r.w.Do(ctx, func(tx store.Tx) error {

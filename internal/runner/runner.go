@@ -69,6 +69,9 @@ type Runner struct {
 	log   *slog.Logger
 
 	watch *Watchdog
+	// wake makes the claim loop look at the store again: a slot freed or
+	// a run parked (its answer may already be in).
+	wake chan struct{}
 
 	mu     sync.Mutex
 	active map[string]*active
@@ -98,7 +101,7 @@ func New(cfg Config, st store.Store, w *journal.Writer, hub *journal.Hub, tools 
 	rid := id.New("rnr")
 	log = log.With("runner", rid)
 	return &Runner{id: rid, host: host, cfg: cfg, st: st, w: w, hub: hub, tools: tools, pick: pick,
-		log: log, active: map[string]*active{}, watch: NewWatchdog(st, w, rid, cfg.Lease, log)}
+		log: log, active: map[string]*active{}, wake: make(chan struct{}, 1), watch: NewWatchdog(st, w, rid, cfg.Lease, log)}
 }
 
 // ID returns the runner's identity, the fence of its writes.
@@ -113,7 +116,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		return fmt.Errorf("register runner: %w", err)
 	}
 	r.watch.Sweep(ctx)
-	wake := make(chan struct{}, 1)
+	wake := r.wake
 	// Only news matters here (claimAll looks at the store itself), so start
 	// at the journal's end rather than replaying its history. Diagnostics
 	// are included because a handover of a run waiting for a person
@@ -142,8 +145,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer retry.Stop()
 	for {
 		r.claimAll(ctx)
-		// A recovering run becomes claimable at its retry time, which no
-		// event announces: wake up for it.
+		// A recovering run becomes claimable at its retry time, and a
+		// parked one when its request expires, which no event announces:
+		// wake up for them.
 		retry.Reset(r.untilNextRetry(ctx, r.cfg.Lease/3))
 		select {
 		case <-ctx.Done():
@@ -161,7 +165,7 @@ func (r *Runner) Run(ctx context.Context) error {
 }
 
 // untilNextRetry is how long until the earliest recovering run may be
-// claimed, at most limit.
+// claimed, or the earliest pending request expires, at most limit.
 func (r *Runner) untilNextRetry(ctx context.Context, limit time.Duration) time.Duration {
 	runs, err := r.st.RunsWithStatus(ctx, run.Recovering)
 	if err != nil {
@@ -171,7 +175,24 @@ func (r *Runner) untilNextRetry(ctx context.Context, limit time.Duration) time.D
 	for _, ru := range runs {
 		d = min(d, time.Until(ru.RetryAt))
 	}
+	reqs, err := r.st.ListRequests(ctx, store.RequestQuery{Status: store.RequestPending})
+	if err != nil {
+		return limit
+	}
+	for _, q := range reqs {
+		if !q.ExpiresAt.IsZero() {
+			d = min(d, time.Until(q.ExpiresAt))
+		}
+	}
 	return max(d, time.Millisecond)
+}
+
+// poke makes the claim loop run again soon.
+func (r *Runner) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Register records the runner and its first heartbeat, so it shows in
@@ -241,6 +262,7 @@ func (r *Runner) start(claimed store.Run) {
 			delete(r.active, claimed.ID)
 			r.mu.Unlock()
 			cancel(nil)
+			r.poke()
 		}()
 		r.execute(ctx, a, claimed)
 	}()

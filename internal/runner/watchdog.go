@@ -102,6 +102,37 @@ func (d *Watchdog) Sweep(ctx context.Context) {
 	for id := range dead {
 		_ = d.w.Do(ctx, func(tx store.Tx) error { return tx.DeleteRunner(ctx, id) })
 	}
+	d.expireParked(ctx, runs)
+}
+
+// expireParked resolves the overdue requests of parked runs as expired, so
+// the page says so and the run becomes claimable even while no runner is
+// alive to notice the time (a runner claims a parked run whose request is
+// overdue and expires it itself).
+func (d *Watchdog) expireParked(ctx context.Context, runs []store.Run) {
+	parked := map[string]bool{}
+	for _, ru := range runs {
+		if ru.RunnerID == "" && (ru.Status == run.AwaitingApproval || ru.Status == run.AwaitingClarify) {
+			parked[ru.ID] = true
+		}
+	}
+	if len(parked) == 0 {
+		return
+	}
+	reqs, err := d.st.ListRequests(ctx, store.RequestQuery{Status: store.RequestPending})
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	for _, q := range reqs {
+		if !parked[q.RunID] || q.ExpiresAt.IsZero() || now.Before(q.ExpiresAt) {
+			continue
+		}
+		err := d.w.Do(ctx, func(tx store.Tx) error { return control.Expire(ctx, tx, q.ID) })
+		if err != nil && !errors.Is(err, store.ErrConflict) && ctx.Err() == nil {
+			d.log.Warn("expire request failed", "request", q.ID, "err", err)
+		}
+	}
 }
 
 // processAlive reports whether pid names a live process on this host.

@@ -186,11 +186,14 @@ type Tx interface {
 	// error, usage, timestamps) if the stored status is one of from (any
 	// when from is empty); otherwise ErrConflict.
 	UpdateRun(ctx context.Context, r Run, from ...run.Status) error
-	// ClaimNext leases the next runnable run to runnerID: a queued run whose
-	// session has no other busy run (highest priority, oldest first) or a
-	// recovering run whose retry time has come, else an awaiting_* run whose
-	// lease has expired. A queued or recovering run becomes running with its
-	// attempt counted. ok is false when nothing is claimable.
+	// ClaimNext leases the next runnable run to runnerID: first an
+	// awaiting_* run that no live runner holds (parked, or its runner's
+	// lease expired) and none of whose requests is still pending and
+	// unexpired; else a queued run whose session has no other busy run
+	// (highest priority, oldest first) or a recovering run whose retry time
+	// has come. A queued or recovering run becomes running with its attempt
+	// counted; an awaiting_* run keeps its status. ok is false when nothing
+	// is claimable.
 	ClaimNext(ctx context.Context, runnerID string, now, leaseUntil time.Time) (r Run, prev run.Status, ok bool, err error)
 	// RenewLeases extends the lease of every run held by runnerID in an owned
 	// status, returning the IDs renewed.

@@ -58,6 +58,7 @@ func TestClaimNext(t *testing.T) {
 	tests := []struct {
 		name   string
 		runs   []store.Run
+		reqs   []store.Request // pending requests
 		claims []claim
 	}{
 		{
@@ -119,12 +120,29 @@ func TestClaimNext(t *testing.T) {
 			claims: []claim{{"b-clarify", run.AwaitingClarify, 1}, {"a-approval", run.AwaitingApproval, 2}, {id: ""}},
 		},
 		{
-			name: "queued runs before expired awaiting runs",
+			name: "awaiting runs whose runner is gone go before queued runs",
 			runs: []store.Run{
 				{ID: "a-approval", SessionID: "a", Status: run.AwaitingApproval, RunnerID: "dead", Attempt: 1, LeaseExpiresAt: at(1), CreatedAt: at(0)},
 				{ID: "b-queued", SessionID: "b", CreatedAt: at(50), Attempt: 3},
 			},
-			claims: []claim{{"b-queued", run.Queued, 4}, {"a-approval", run.AwaitingApproval, 1}, {id: ""}},
+			claims: []claim{{"a-approval", run.AwaitingApproval, 1}, {"b-queued", run.Queued, 4}, {id: ""}},
+		},
+		{
+			// A parked run holds no runner; it is claimable once nothing of
+			// it is pending, or what is pending has expired by time.
+			name: "parked runs are claimed once answered or overdue, never while a request is pending",
+			runs: []store.Run{
+				{ID: "a-waiting", SessionID: "a", Status: run.AwaitingClarify, Attempt: 1, CreatedAt: at(0)},
+				{ID: "b-answered", SessionID: "b", Status: run.AwaitingApproval, Attempt: 1, CreatedAt: at(1)},
+				{ID: "c-overdue", SessionID: "c", Status: run.AwaitingApproval, Attempt: 2, CreatedAt: at(2)},
+				{ID: "d-queued", SessionID: "d", CreatedAt: at(3)},
+			},
+			reqs: []store.Request{
+				{ID: "req-a", RunID: "a-waiting", SessionID: "a", Kind: store.KindClarify, ToolCallID: "c1", CreatedAt: at(0)},
+				{ID: "req-a2", RunID: "a-waiting", SessionID: "a", Kind: store.KindClarify, ToolCallID: "c2", CreatedAt: at(0), ExpiresAt: at(99_000)},
+				{ID: "req-c", RunID: "c-overdue", SessionID: "c", Kind: store.KindApproval, ToolCallID: "c3", CreatedAt: at(2), ExpiresAt: at(3)},
+			},
+			claims: []claim{{"b-answered", run.AwaitingApproval, 1}, {"c-overdue", run.AwaitingApproval, 2}, {"d-queued", run.Queued, 1}, {id: ""}},
 		},
 		{name: "empty", claims: []claim{{id: ""}}},
 	}
@@ -138,6 +156,10 @@ func TestClaimNext(t *testing.T) {
 					addSession(t, db, r.SessionID, t0)
 				}
 				addRun(t, db, r)
+			}
+			for _, q := range tc.reqs {
+				q.Status, q.Prompt = store.RequestPending, json.RawMessage(`{}`)
+				write(t, db, func(tx store.Tx) error { return tx.InsertRequest(ctx, q) })
 			}
 			for i, want := range tc.claims {
 				var got store.Run

@@ -391,12 +391,21 @@ func (t *txn) DeleteRunner(ctx context.Context, id string) error {
 
 func (t *txn) ClaimNext(ctx context.Context, runnerID string, now, leaseUntil time.Time) (store.Run, run.Status, bool, error) {
 	var id, prev string
-	// A queued run goes first unless its session is busy or an earlier run
-	// of the session waits too; a recovering run is its session's busy run
-	// and goes once its retry time has come. Runs queued in the same
+	// A run parked while it waited for a person goes first once nothing of
+	// it is pending any more (answered, or expired by time): the person is
+	// watching it. A run whose runner died while it waited is taken too.
+	err := t.tx.QueryRowContext(ctx, `SELECT id, status FROM runs r
+		WHERE status IN ('awaiting_approval','awaiting_clarify') AND (runner_id = '' OR lease_expires_ms < ?)
+		AND NOT EXISTS (SELECT 1 FROM requests q WHERE q.run_id = r.id AND q.status = 'pending'
+			AND (q.expires_at_ms = 0 OR q.expires_at_ms > ?))
+		ORDER BY created_at_ms, rowid LIMIT 1`, ms(now), ms(now)).Scan(&id, &prev)
+	// Then a queued run, unless its session is busy or an earlier run of
+	// the session waits too; a recovering run is its session's busy run and
+	// goes once its retry time has come. Runs queued in the same
 	// millisecond keep the order they were accepted in (rowid): ids are
 	// random within a millisecond.
-	err := t.tx.QueryRowContext(ctx, `SELECT id, status FROM runs r WHERE (status = 'queued'
+	if errors.Is(err, sql.ErrNoRows) {
+		err = t.tx.QueryRowContext(ctx, `SELECT id, status FROM runs r WHERE (status = 'queued'
 		AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = r.session_id
 			AND o.status IN ('running','awaiting_approval','awaiting_clarify','cancelling','paused','recovering'))
 		AND NOT EXISTS (SELECT 1 FROM runs q WHERE q.session_id = r.session_id AND q.status = 'queued'
@@ -404,10 +413,6 @@ func (t *txn) ClaimNext(ctx context.Context, runnerID string, now, leaseUntil ti
 				AND (q.created_at_ms < r.created_at_ms OR (q.created_at_ms = r.created_at_ms AND q.rowid < r.rowid))))))
 		OR (status = 'recovering' AND retry_at_ms <= ?)
 		ORDER BY priority DESC, created_at_ms, rowid LIMIT 1`, ms(now)).Scan(&id, &prev)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = t.tx.QueryRowContext(ctx, `SELECT id, status FROM runs
-			WHERE status IN ('awaiting_approval','awaiting_clarify') AND lease_expires_ms < ?
-			ORDER BY created_at_ms, rowid LIMIT 1`, ms(now)).Scan(&id, &prev)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Run{}, "", false, nil
