@@ -18,8 +18,8 @@ import (
 // host is the agent.Host of one run: it journals through the writer, fenced
 // by this runner's lease, and turns questions into durable requests.
 type host struct {
-	r     *Runner
-	run   store.Run
+	r   *Runner
+	run store.Run
 
 	mu      sync.Mutex
 	pending []<-chan error // emits not yet known durable, oldest first
