@@ -13,7 +13,9 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
-func (a *API) runView(r *http.Request, ru store.Run) (runView, error) {
+// runView renders ru. q is the waiting work, read once per request when
+// several runs are rendered; nil reads it when ru waits.
+func (a *API) runView(r *http.Request, ru store.Run, q *queue) (runView, error) {
 	cursor, err := a.st.RunCursor(r.Context(), ru.ID)
 	if err != nil {
 		return runView{}, err
@@ -37,11 +39,31 @@ func (a *API) runView(r *http.Request, ru store.Run) (runView, error) {
 		}
 		ru.Usage = control.SumUsage(evs)
 	}
-	return newRunView(ru, cursor, pending), nil
+	v := newRunView(ru, cursor, pending)
+	if waits(ru) {
+		if q == nil {
+			rq, err := a.readQueue(r.Context())
+			if err != nil {
+				return runView{}, err
+			}
+			q = &rq
+		}
+		v.Waiting = q.waitingFor(ru)
+	}
+	return v, nil
+}
+
+// waits reports whether ru is neither executing nor ended.
+func waits(ru store.Run) bool {
+	switch ru.Status {
+	case run.Queued, run.Recovering, run.AwaitingApproval, run.AwaitingClarify:
+		return true
+	}
+	return false
 }
 
 func (a *API) writeRun(w http.ResponseWriter, r *http.Request, status int, ru store.Run) {
-	v, err := a.runView(r, ru)
+	v, err := a.runView(r, ru, nil)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -226,7 +248,9 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	}
 	perRunner := map[string]int{}
 	for _, ru := range held {
-		perRunner[ru.RunnerID]++
+		if ru.RunnerID != "" {
+			perRunner[ru.RunnerID]++
+		}
 	}
 	live := []runnerView{}
 	for _, ru := range runners {
@@ -235,21 +259,16 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 				StartedAt: event.Time{Time: ru.StartedAt}, HeartbeatAt: event.Time{Time: ru.HeartbeatAt}, RunsHeld: perRunner[ru.ID]})
 		}
 	}
-	waiting, err := a.st.RunsWithStatus(r.Context(), run.Queued, run.Recovering)
+	q, err := a.readQueue(r.Context())
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	queued, recovering := 0, 0
-	for _, ru := range waiting {
-		if ru.Status == run.Queued {
-			queued++
-		} else {
-			recovering++
-		}
-	}
-	out["runners"], out["queue_depth"], out["recovering"] = live, queued, recovering
-	if n := queued + recovering; len(live) == 0 && n > 0 {
+	// answered: runs whose person answered while they were parked; they
+	// wait for a runner like queued ones.
+	out["runners"], out["queue_depth"], out["recovering"], out["answered"] = live, q.queued, q.recovering, q.answered
+	out["waiting_for_person"] = len(q.pendingRuns)
+	if n := q.queued + q.recovering + q.answered; len(live) == 0 && n > 0 {
 		out["status"] = "degraded"
 		out["reason"] = fmt.Sprintf("no runner is alive and %d %s waiting", n, plural(n, "run is", "runs are"))
 	}

@@ -249,9 +249,18 @@ func (a *API) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	var q *queue
+	if slices.ContainsFunc(runs, waits) {
+		rq, err := a.readQueue(r.Context())
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		q = &rq
+	}
 	out := make([]runView, 0, len(runs))
 	for _, ru := range runs {
-		v, err := a.runView(r, ru)
+		v, err := a.runView(r, ru, q)
 		if err != nil {
 			a.fail(w, r, err)
 			return

@@ -59,9 +59,11 @@ type runView struct {
 	PendingRequestIDs []string          `json:"pending_request_ids"`
 	Usage             event.UsageTotals `json:"usage"`
 	Error             *event.ErrorInfo  `json:"error,omitempty"`
-	CreatedAt         event.Time        `json:"created_at"`
-	StartedAt         event.Time        `json:"started_at"`
-	EndedAt           event.Time        `json:"ended_at"`
+	// Waiting says what a run that does not execute waits for.
+	Waiting   *waitingView `json:"waiting,omitempty"`
+	CreatedAt event.Time   `json:"created_at"`
+	StartedAt event.Time   `json:"started_at"`
+	EndedAt   event.Time   `json:"ended_at"`
 }
 
 func newRunView(r store.Run, cursor int64, pending []string) runView {

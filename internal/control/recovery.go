@@ -59,9 +59,12 @@ func Interrupt(ctx context.Context, tx store.Tx, runID string, why string) error
 	if len(evs) > 0 {
 		lastType = string(evs[len(evs)-1].Type)
 	}
+	// Plain words in the message; what an operator needs to dig in is in
+	// the details, which the workbench shows one click away. Whether the
+	// run can be resumed is the page's to say: it changes, the text stays.
 	diag := event.DiagnosticPayload{
 		Level: "error", Code: "worker_stopped",
-		Message: fmt.Sprintf("The worker executing this run stopped (%s). The journal is intact up to seq %d (last event: %s); the run did not finish and can be resumed.", why, r.LastSeq, lastType),
+		Message: "The runner working on this run stopped before the run finished (" + why + "). Everything up to that point is kept.",
 		Details: map[string]any{"runner_id": r.RunnerID, "last_seq": r.LastSeq, "last_event_type": lastType, "last_status": string(run.Running)},
 	}
 	return stopTransient(ctx, tx, r, evs, "", why, diag, now)
@@ -80,14 +83,16 @@ func Recover(ctx context.Context, tx store.Tx, runID, fence string, cause event.
 		return fmt.Errorf("recover run %s: %w", runID, store.ErrLeaseLost)
 	}
 	now := time.Now().UTC()
+	// The retry time is not in the text (it would read as a time in the
+	// past later on): the run's status carries it and the page counts down.
 	msg := cause.Message
 	if r.Retries < r.MaxRetries {
-		msg = fmt.Sprintf("%s — retry %d of %d in %s", cause.Message, r.Retries+1, r.MaxRetries, retryDelay(r).Round(time.Millisecond))
+		msg = fmt.Sprintf("%s — retrying automatically (retry %d of %d)", cause.Message, r.Retries+1, r.MaxRetries)
 	} else if r.MaxRetries > 0 {
-		msg = fmt.Sprintf("%s — gave up after %d automatic retries; resume the run to try again", cause.Message, r.MaxRetries)
+		msg = fmt.Sprintf("%s — gave up after %d automatic retries", cause.Message, r.MaxRetries)
 	}
 	diag := event.DiagnosticPayload{Level: "warning", Code: "retrying", Message: msg,
-		Details: map[string]any{"error_code": cause.Code, "retries": r.Retries, "max_retries": r.MaxRetries}}
+		Details: map[string]any{"error_code": cause.Code, "retries": r.Retries, "max_retries": r.MaxRetries, "retry_in_ms": retryDelay(r).Milliseconds()}}
 	evs, err := tx.Events(ctx, store.EventQuery{RunID: runID})
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"syscall"
@@ -80,9 +79,9 @@ func (d *Watchdog) Sweep(ctx context.Context) {
 		why := ""
 		switch {
 		case ru.RunnerID != "" && dead[ru.RunnerID]:
-			why = "its runner process exited"
+			why = "the runner's process exited"
 		case ru.LeaseExpiresAt.Before(now):
-			why = fmt.Sprintf("its lease expired at %s without a heartbeat", ru.LeaseExpiresAt.Format(time.RFC3339))
+			why = "the runner stopped answering"
 		default:
 			continue
 		}
@@ -96,7 +95,7 @@ func (d *Watchdog) Sweep(ctx context.Context) {
 		case err != nil && ctx.Err() == nil:
 			d.log.Warn("interrupt failed", "run", ru.ID, "err", err)
 		case err == nil:
-			d.log.Info("run's runner is gone", "run", ru.ID, "status", ru.Status, "why", why)
+			d.log.Info("run's runner is gone", "run", ru.ID, "status", ru.Status, "why", why, "runner", ru.RunnerID, "lease_expired_at", ru.LeaseExpiresAt)
 		}
 	}
 	for id := range dead {

@@ -44,6 +44,8 @@ type Item struct {
 	Text      string     `json:"text,omitempty"`
 	Signature string     `json:"signature,omitempty"`
 	Redacted  string     `json:"redacted,omitempty"` // opaque reasoning a provider encrypted
+	// Queued marks a user message whose run no runner has taken yet.
+	Queued bool `json:"queued,omitempty"`
 	// Open: still streaming (or cut off by a crash); Partial: closed early.
 	Open    bool  `json:"open,omitempty"`
 	Partial bool  `json:"partial,omitempty"`
@@ -54,9 +56,11 @@ type Item struct {
 	// For KindCompaction: the event's payload.
 	Compaction *event.ContextCompactedPayload `json:"compaction,omitempty"`
 
-	// Notices: severity (info, warning, error) and a stable code.
-	Level string `json:"level,omitempty"`
-	Code  string `json:"code,omitempty"`
+	// Notices: severity (info, warning, error), a stable code and the
+	// technical details behind the plain-words text.
+	Level   string         `json:"level,omitempty"`
+	Code    string         `json:"code,omitempty"`
+	Details map[string]any `json:"details,omitempty"`
 	// LastEventID is the newest event folded into this item.
 	LastEventID int64 `json:"last_event_id"`
 }
@@ -95,6 +99,7 @@ func (t *Tool) Done() bool {
 // Builder folds events in ID order.
 type Builder struct {
 	started map[string]bool // runs a runner claimed (run.started seen)
+	ended   map[string]bool // runs with their terminal event
 	items   []*Item
 	byID    map[string]*Item // segments by id, tools by call id and request id
 	builder map[string]*strings.Builder
@@ -102,7 +107,7 @@ type Builder struct {
 
 // New returns an empty Builder.
 func New() *Builder {
-	return &Builder{started: map[string]bool{}, byID: map[string]*Item{}, builder: map[string]*strings.Builder{}}
+	return &Builder{started: map[string]bool{}, ended: map[string]bool{}, byID: map[string]*Item{}, builder: map[string]*strings.Builder{}}
 }
 
 // Fold is New, Add for each event, Items.
@@ -206,7 +211,7 @@ func (b *Builder) Add(e event.Event) {
 	case event.Diagnostic:
 		var p event.DiagnosticPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
-			b.push(&Item{ID: noticeID(e), Kind: KindNotice, Level: p.Level, Code: p.Code, Text: p.Message}, e)
+			b.push(&Item{ID: noticeID(e), Kind: KindNotice, Level: p.Level, Code: p.Code, Text: p.Message, Details: p.Details}, e)
 		}
 	case event.ContextWarning:
 		var p event.ContextWarningPayload
@@ -214,6 +219,7 @@ func (b *Builder) Add(e event.Event) {
 			b.push(&Item{ID: noticeID(e), Kind: KindNotice, Level: "warning", Code: "context_warning", Text: ContextWarningText(p)}, e)
 		}
 	case event.RunDone:
+		b.ended[e.RunID] = true
 		var p event.RunDonePayload
 		if json.Unmarshal(e.Payload, &p) != nil || p.Status == "completed" {
 			return
@@ -290,6 +296,9 @@ func (b *Builder) Items() []Item {
 		}
 		if sb, ok := b.builder[it.ID]; ok && it.Open {
 			out[i].Text = sb.String()
+		}
+		if it.Kind == KindUser && !b.started[it.RunID] && !b.ended[it.RunID] {
+			out[i].Queued = true
 		}
 	}
 	return out

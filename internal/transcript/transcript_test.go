@@ -474,3 +474,37 @@ func TestFoldNotices(t *testing.T) {
 		t.Fatalf("history = %+v", msgs)
 	}
 }
+
+// A user message is marked queued until a runner takes its run, and never
+// once the run has ended (a run cancelled after it started keeps its
+// message, unmarked).
+func TestQueuedUserMessage(t *testing.T) {
+	queuedOf := func(evs []event.Event) map[string]bool {
+		out := map[string]bool{}
+		for _, it := range transcript.Fold(evs) {
+			if it.Kind == transcript.KindUser {
+				out[it.ID] = it.Queued
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		j    *journal
+		want map[string]bool
+	}{
+		{"waiting for a runner", newJournal().user("r1", "m1", "hi"), map[string]bool{"m1": true}},
+		{"taken by a runner", newJournal().user("r1", "m1", "hi").add("r1", event.RunStarted, event.RunStartedPayload{}), map[string]bool{"m1": false}},
+		{"one taken, one waiting", newJournal().user("r1", "m1", "hi").add("r1", event.RunStarted, event.RunStartedPayload{}).user("r2", "m2", "next"),
+			map[string]bool{"m1": false, "m2": true}},
+		{"failed before a runner took it", newJournal().user("r1", "m1", "hi").add("r1", event.RunDone, event.RunDonePayload{Status: "failed"}), map[string]bool{"m1": false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := queuedOf(tc.j.evs)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("queued = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
