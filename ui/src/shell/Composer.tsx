@@ -9,6 +9,7 @@ import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import type { Store } from "../state/contract";
 import { useStore } from "../state/context";
 import { defaultModelLabel } from "../state/store";
+import { stoppableRun } from "../state/reducer";
 import type { Command, SessionState } from "../state/types";
 import { isMac } from "./format";
 import { requestTranscriptPin } from "../transcript/pin";
@@ -59,6 +60,8 @@ export function Composer({ session }: { session: SessionState | null }) {
   const status = runStatusOf(session);
   const detail = statusDetail(session, status);
   const busy = !!session?.busyRun.value;
+  // Stop also takes back a message still waiting for a runner.
+  const stoppable = !!session && !!stoppableRun(session);
 
   const menu = useComputed(() => (menuClosed.value ? null : menuFor(text.value, store.commands.value, store)));
 
@@ -171,7 +174,7 @@ export function Composer({ session }: { session: SessionState | null }) {
     if (e.key === "Enter" && !e.shiftKey) {
       e.preventDefault();
       void submit();
-    } else if (e.key === "Escape" && busy) {
+    } else if (e.key === "Escape" && stoppable) {
       e.preventDefault();
       void store.stop();
     }
@@ -241,7 +244,7 @@ export function Composer({ session }: { session: SessionState | null }) {
           onCompositionEnd={() => (composing.current = false)}
         />
         <div class="composer-actions">
-          {busy && (
+          {stoppable && (
             <button type="button" class="btn btn-stop" data-testid="stop" onClick={() => void store.stop()} disabled={status === "cancelling"} title="Stop the run (Esc)">
               <IStop size={14} /> {status === "cancelling" ? "Stopping" : "Stop"}
             </button>

@@ -7,6 +7,7 @@ import { defaultModelLabel } from "../state/store";
 import { resumableRun } from "../state/reducer";
 import type { SessionState } from "../state/types";
 import { recoveringText, statusText, tokens } from "./format";
+import { answeredWaiting, waitingText } from "./waiting";
 import { IActivity, IBell, IMenu } from "./icons";
 import { NeedsYouPanel } from "./NeedsYou";
 import { useView } from "./view";
@@ -17,6 +18,8 @@ import { useView } from "./view";
 export function runStatusOf(s: SessionState | null): string {
   if (!s) return "idle";
   const busy = s.busyRun.value;
+  // Answered while parked: nobody needs to do anything but a runner.
+  if (answeredWaiting(busy)) return "answered";
   if (busy) return busy.status;
   const runs = s.runs.value;
   if (runs.some((r) => r.status === "queued")) return "queued";
@@ -27,7 +30,13 @@ export function runStatusOf(s: SessionState | null): string {
  * which retry comes when (the composer's status line shows it too). */
 export function statusDetail(s: SessionState | null, status: string): string | undefined {
   const busy = s?.busyRun.value;
-  return status === "recovering" && busy ? recoveringText(busy) : undefined;
+  if (status === "recovering" && busy) return recoveringText(busy);
+  if (status === "answered" && busy) return waitingText(busy) || undefined;
+  if (status === "queued") {
+    const first = s?.runs.value.find((r) => r.status === "queued");
+    return (first && waitingText(first)) || undefined;
+  }
+  return undefined;
 }
 
 export function Header() {

@@ -32,6 +32,7 @@ export const STATUS_TEXT: Record<string, string> = {
   running: "Running",
   awaiting_approval: "Needs approval",
   awaiting_clarify: "Has a question",
+  answered: "Answered",
   paused: "Paused",
   cancelling: "Stopping",
   interrupted: "Interrupted",
@@ -56,8 +57,11 @@ export function recoveringText(r: Run): string {
   // A recovering run's retries already count the retry it waits for.
   const n = r.retry ?? (r.status === "recovering" ? r.retries ?? 0 : 0);
   const max = r.max_retries ?? 0;
-  const at = r.retry_at ? clock(r.retry_at) : "";
   const which = n > 0 && max > 0 ? `retry ${n} of ${max}` : "retry";
+  // A retry time already past reads "due now", never a time gone by.
+  const due = r.retry_at ? Date.parse(r.retry_at) : NaN;
+  if (isFinite(due) && due <= Date.now()) return `Recovering — ${which} due now`;
+  const at = r.retry_at ? clock(r.retry_at) : "";
   return at ? `Recovering — ${which} at ${at}` : n > 0 && max > 0 ? `Recovering — ${which}` : "Recovering";
 }
 

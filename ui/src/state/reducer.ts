@@ -42,6 +42,8 @@ export interface ReduceEnv {
 
 const BUSY: ReadonlySet<string> = new Set(["running", "awaiting_approval", "awaiting_clarify", "cancelling", "paused", "recovering"]);
 const TERMINAL: ReadonlySet<string> = new Set(["completed", "failed", "cancelled", "expired"]);
+/** Statuses in which a run is not executing and has not ended. */
+const WAITS: ReadonlySet<string> = new Set(["queued", "recovering", "awaiting_approval", "awaiting_clarify"]);
 const TOOL_OPEN: ReadonlySet<string> = new Set(["pending", "awaiting_approval", "awaiting_clarify", "running"]);
 
 const zeroUsage = (): UsageTotals => ({ input_tokens: 0, output_tokens: 0 });
@@ -184,8 +186,34 @@ function patchRun(m: SessionModel, ev: Envelope, patch: Partial<Run>): Run | und
     last_event_id: 0, last_seq: 0, controls: [], pending_request_ids: [], usage: zeroUsage(), created_at: ev.ts, started_at: null, ended_at: null,
   };
   const next: Run = { ...base, ...patch, last_event_id: ev.id, last_seq: ev.seq };
+  // What it waited for is over once it executes or ends; the store reads
+  // the new reason of a run that waits again.
+  if (!WAITS.has(next.status)) next.waiting = undefined;
   putRun(m, next);
   return next;
+}
+
+/** Sets what a run waits for, as GET /api/runs/{id} said (no event moves). */
+export function setWaiting(m: SessionModel, runId: string, waiting: Run["waiting"]): void {
+  const run = m.runs.get(runId);
+  if (!run || !WAITS.has(run.status)) return;
+  if (JSON.stringify(run.waiting) === JSON.stringify(waiting)) return;
+  putRun(m, { ...run, waiting });
+}
+
+/** Runs of the session that wait for something other than their runner:
+ * the ones whose reason the store keeps fresh. */
+export function waitingRuns(s: SessionState): Run[] {
+  return s.runs.peek().filter((r) => WAITS.has(r.status));
+}
+
+/** The run Stop (button, Esc, /stop) stops: the busy run, else the
+ * session's oldest queued run — a message waiting for a runner can be
+ * taken back like a running one. */
+export function stoppableRun(s: SessionState): Run | null {
+  const busy = s.busyRun.value;
+  if (busy) return busy;
+  return s.runs.value.find((r) => r.status === "queued") ?? null;
 }
 
 function syncBusy(m: SessionModel): void {
@@ -209,6 +237,14 @@ function release(m: SessionModel, runId: string): void {
   m.held.delete(runId);
   if (h.item) push(m, h.item);
   syncQueued(m);
+}
+
+/** A runner took the run (or it ended): its message is no longer queued. */
+function unqueue(m: SessionModel, runId: string): void {
+  for (const im of m.state.items.peek()) {
+    const it = im.sig.peek();
+    if (it.kind === "user" && it.run_id === runId && it.queued) set(im, { queued: undefined });
+  }
 }
 
 /** A run cancelled before any runner took it (a queued message the person
@@ -315,14 +351,20 @@ const resolved: Handler = (m, ev) => {
   if (!tool || !TOOL_OPEN.has(tool.status)) return;
   setTool(im, ev, { status: "pending" });
   act(m, (r) => A.updateStep(r, ev.run_id, tool.tool_call_id, (n) => ({ ...live(n), state: "running" })));
+  // Answered: the run waits for a runner to take it again (the store reads
+  // whether one is alive and where the run stands in line).
+  const run = m.runs.get(ev.run_id);
+  if (run && (run.status === "awaiting_approval" || run.status === "awaiting_clarify") && run.waiting?.reason !== "runner") {
+    putRun(m, { ...run, waiting: { reason: "runner_slot" } });
+  }
 };
 
 /** Notices (diagnostics, context warnings), keyed by event id like the
  * server's fold (internal/transcript: ntc_<id>, same text), so a reload
  * shows what the live view showed and a repeat is dropped. */
-const notice = (m: SessionModel, ev: Envelope, level: Item["level"], code: string, text: string, replay: boolean) => {
+const notice = (m: SessionModel, ev: Envelope, level: Item["level"], code: string, text: string, replay: boolean, details?: Record<string, unknown>) => {
   const id = `ntc_${ev.id}`;
-  if (!m.byId.has(id)) push(m, newItem(ev, { id, kind: "notice", level, code, text }, replay));
+  if (!m.byId.has(id)) push(m, newItem(ev, { id, kind: "notice", level, code, text, details }, replay));
 };
 
 export const handlers: Record<EventType, Handler> = {
@@ -349,6 +391,7 @@ export const handlers: Record<EventType, Handler> = {
       retry_at: undefined, retry: undefined,
     });
     release(m, ev.run_id);
+    unqueue(m, ev.run_id);
     const model = p.model || run?.model || "";
     m.contextWindow = p.context_window || env.contextWindowOf(model) || m.contextWindow;
     syncUsage(m, { model: model || env.providerOf("").ref, provider: p.provider, demo: !!p.demo, contextWindow: m.contextWindow });
@@ -386,6 +429,7 @@ export const handlers: Record<EventType, Handler> = {
       return;
     }
     release(m, ev.run_id);
+    unqueue(m, ev.run_id);
     const run = patchRun(m, ev, {
       status: p.status as RunStatus, terminal: true, ended_at: ev.ts, error: p.error, controls: ["observe"], pending_request_ids: [],
       usage: p.usage ?? m.runs.get(ev.run_id)?.usage ?? zeroUsage(),
@@ -402,7 +446,9 @@ export const handlers: Record<EventType, Handler> = {
   "message.user": (m, ev, _env, replay) => {
     const p = ev.payload as P.MessageUserP;
     if (m.byId.has(p.message_id)) return;
-    const im = newItem(ev, { id: p.message_id, kind: "user", text: p.content }, replay);
+    // Marked queued until a runner takes the run, like the server's fold.
+    const queued = !m.started.has(ev.run_id) && !TERMINAL.has(m.runs.get(ev.run_id)?.status ?? "") ? true : undefined;
+    const im = newItem(ev, { id: p.message_id, kind: "user", text: p.content, queued }, replay);
     const h = m.held.get(ev.run_id);
     if (h) {
       m.byId.set(im.id, im);
@@ -497,7 +543,7 @@ export const handlers: Record<EventType, Handler> = {
   },
   "diagnostic": (m, ev, _env, replay) => {
     const p = ev.payload as P.DiagnosticP;
-    notice(m, ev, p.level, p.code, p.message, replay);
+    notice(m, ev, p.level, p.code, p.message, replay, p.details);
   },
   "resync": () => {
     // Handled before reducing: the store drops the session and reloads its

@@ -28,7 +28,9 @@ import type { ActionError, AuthPrompt, Meta, ModelChoice, RunnerAlert, Store } f
 import { createDebugHooks } from "./debug";
 import { notifyState, requestPermission, setMuted, showRequest } from "./notify";
 import type * as P from "./payloads";
-import { apply, applyRunUsage, handlers, loadSnapshot, newSessionModel, type ReduceEnv, type SessionModel } from "./reducer";
+import {
+  apply, applyRunUsage, handlers, loadSnapshot, newSessionModel, setWaiting, stoppableRun, waitingRuns, type ReduceEnv, type SessionModel,
+} from "./reducer";
 import { createStream } from "./stream";
 import { loadToken, saveToken } from "./token";
 import type { Command, Connection, Envelope, EventType, Health, HumanRequest, Item, Run, Session } from "./types";
@@ -43,6 +45,7 @@ const BUFFER_SIZE = 500; // lifecycle events kept to re-apply after a list refet
 const SESSIONS_PAGE = 50; // GET /api/sessions page size (the server's default)
 const HEALTH_EVERY_MS = 15_000; // health poll while the tab is visible
 const HEALTH_AFTER_EVENT_MS = 250; // a burst of run events costs one fetch
+const WAITING_AFTER_EVENT_MS = 300; // likewise for the reasons runs wait
 /** Run events that change what GET /api/health counts. */
 const RUN_EVENTS: ReadonlySet<EventType> = new Set<EventType>(["run.queued", "run.started", "run.status", "run.done"]);
 
@@ -116,7 +119,7 @@ export function createStore(): Store & StoreInternals {
     if (storeDown.value) return { kind: "store_unavailable" };
     const h = health.value;
     if (!h || (h.runners ?? []).length > 0) return null;
-    const waiting = (h.queue_depth ?? 0) + (h.recovering ?? 0);
+    const waiting = (h.queue_depth ?? 0) + (h.recovering ?? 0) + (h.answered ?? 0);
     return waiting > 0 ? { kind: "no_runner", waiting } : null;
   });
 
@@ -137,6 +140,7 @@ export function createStore(): Store & StoreInternals {
   let blocked = false; // the server refused our token: wait for a new one
   let hooksReady = false;
   let healthTimer = 0;
+  let waitingTimer = 0;
   let healthBusy = false; // a fetch is in flight
   let healthAgain = false; // something changed meanwhile: fetch once more
   // Health requests started, and the newest one answered: a test that
@@ -317,6 +321,8 @@ export function createStore(): Store & StoreInternals {
         storeDown.value = r.value.store === "unavailable";
       } else if (r.status === 503) storeDown.value = true;
     });
+    // A runner coming or going changes why runs wait.
+    if (r.ok) refreshWaiting();
     if (healthAgain) {
       healthAgain = false;
       void fetchHealth();
@@ -331,6 +337,23 @@ export function createStore(): Store & StoreInternals {
     healthTimer = window.setTimeout(() => {
       healthTimer = 0;
       void fetchHealth();
+    }, delay);
+  };
+
+  /** Reads what the waiting runs of the session on screen wait for (a
+   * runner, a slot and their place in line, the previous run), after
+   * `delay` ms; a read already due stays due. */
+  const refreshWaiting = (delay = 0) => {
+    if (waitingTimer) return;
+    waitingTimer = window.setTimeout(() => {
+      waitingTimer = 0;
+      const m = activeModel.peek();
+      if (!m || !m.state.loaded.peek()) return;
+      for (const r of waitingRuns(m.state)) {
+        void api.get<Run>(`/api/runs/${r.id}`).then((res) => {
+          if (res.ok && activeModel.peek() === m) batch(() => setWaiting(m, r.id, res.value.waiting));
+        });
+      }
     }, delay);
   };
 
@@ -349,7 +372,11 @@ export function createStore(): Store & StoreInternals {
           return; // what follows is the stream replaying from scratch
         }
         if (ev.id > listCursor) {
-          if (RUN_EVENTS.has(ev.type)) refreshHealth(HEALTH_AFTER_EVENT_MS);
+          if (RUN_EVENTS.has(ev.type)) {
+            refreshHealth(HEALTH_AFTER_EVENT_MS);
+            // Any run starting or ending anywhere can move the line.
+            refreshWaiting(WAITING_AFTER_EVENT_MS);
+          } else if (ev.type === "approval.resolved" || ev.type === "clarify.resolved") refreshWaiting(WAITING_AFTER_EVENT_MS);
           if (LIFECYCLE.has(ev.type)) {
             applyLifecycle(ev, true);
             buffer.push(ev);
@@ -558,7 +585,8 @@ export function createStore(): Store & StoreInternals {
     },
 
     async stop() {
-      const run = activeModel.peek()?.state.busyRun.peek();
+      const s = activeModel.peek()?.state;
+      const run = s ? stoppableRun(s) : null;
       const id = run?.id ?? activeSession()?.active_run_id;
       if (!id) return null; // nothing running: stopping is a no-op
       const r = await api.post<Run>(`/api/runs/${id}/cancel`);

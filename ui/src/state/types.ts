@@ -62,6 +62,16 @@ export interface Run {
   /** Client-only: which automatic retry comes next (1-based), from the
    * latest run.status "recovering". */
   retry?: number;
+  /** What a run that does not execute waits for (GET /api/runs/{id});
+   * absent while it executes or once it has ended. */
+  waiting?: Waiting;
+}
+
+/** Why a run waits (docs/API.md): a person, the session's previous run, a
+ * runner when none is alive, or a free runner slot (position 1 = next). */
+export interface Waiting {
+  reason: "person" | "previous_run" | "runner" | "runner_slot" | "retry";
+  position?: number; run_id?: string; retry_at?: string;
 }
 
 /** A runner process, as GET /api/health lists it. */
@@ -75,6 +85,9 @@ export interface RunnerInfo {
 export interface Health {
   status: "ok" | "degraded"; store: "ok" | "unavailable"; runner_mode: "inprocess" | "none";
   runners: RunnerInfo[]; queue_depth: number; recovering: number; reason?: string;
+  /** Runs whose question was answered while they were parked: they wait
+   * for a runner like queued ones. */
+  answered?: number;
 }
 
 export interface ApprovalPrompt {
@@ -128,8 +141,11 @@ export interface Item {
   last_event_id: number;
   /** Client-only: came from the snapshot (history), not a live event. */
   replay?: boolean;
-  /** Client-only, notices: level and code. */
-  level?: "info" | "warning" | "error"; code?: string;
+  /** Notices: level, code and the technical details behind the text. */
+  level?: "info" | "warning" | "error"; code?: string; details?: Record<string, unknown>;
+  /** A user message whose run no runner has taken yet (the server's fold
+   * sets it; live, the run's status says the same). */
+  queued?: boolean;
 }
 
 /** Items are held one signal each, so a streaming delta re-renders only

@@ -1,13 +1,14 @@
 // One transcript entry per component. Each reads only its own item signal,
 // so a streaming delta re-renders the one entry it touches.
 
-import { Component, createContext, type ComponentChildren } from "preact";
+import { Component, Fragment, createContext, type ComponentChildren } from "preact";
 import { useContext, useEffect, useRef, useState } from "preact/hooks";
 import type { ReadonlySignal } from "@preact/signals";
 import type { Item, ItemModel, Run } from "../state/types";
 import { useStore } from "../state/context";
 import { Markdown } from "./MarkdownView";
 import { ToolCard } from "./ToolCard";
+import { QueuedNote } from "./Waiting";
 import { IconAlert, IconBrain, IconChevron, IconInfo, IconLayers, IconPlay, IconStop } from "./icons";
 import { recoveringText, tokens } from "../shell/format";
 import { fmtDuration, parseTime } from "./util";
@@ -32,6 +33,7 @@ function UserMessage({ item }: { item: Item }) {
   return (
     <div class="msg-user">
       <div class="bubble" title={t ? new Date(t).toLocaleString() : undefined}>{item.text ?? ""}</div>
+      {item.queued && <QueuedNote runId={item.run_id} />}
     </div>
   );
 }
@@ -163,8 +165,25 @@ function Notice({ item }: { item: Item }) {
         {level === "info" ? <IconInfo size={13} /> : <IconAlert size={13} />}
         <span>{item.text ?? item.code ?? ""}</span>
       </div>
+      {item.details && Object.keys(item.details).length > 0 && <NoticeDetails code={item.code} details={item.details} />}
       {resume && resume.anchor === item.id && <ResumeBar key={resume.run.id + ":" + resume.run.status} run={resume.run} />}
     </>
+  );
+}
+
+/** The technical side of a notice (runner, last journal position, error
+ * code), one click away from the plain-words text. */
+function NoticeDetails({ code, details }: { code?: string; details: Record<string, unknown> }) {
+  return (
+    <details class="notice-details" data-testid="notice-details">
+      <summary>Details</summary>
+      <dl>
+        {code && (<><dt>code</dt><dd>{code}</dd></>)}
+        {Object.entries(details).map(([k, v]) => (
+          <Fragment key={k}><dt>{k}</dt><dd>{typeof v === "string" ? v : JSON.stringify(v)}</dd></Fragment>
+        ))}
+      </dl>
+    </details>
   );
 }
 
