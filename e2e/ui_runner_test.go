@@ -74,7 +74,7 @@ func (b *browser) waitFreshHealth() {
 // whether each is marked cut short.
 func (b *browser) assistantTexts() []string {
 	b.t.Helper()
-	return eval[[]string](b, qa(itemSel("assistant"))+`.map(e => (e.querySelector(".cut-note") ? "[cut] " : "") + (e.querySelector(".md")?.textContent ?? "").trim())`)
+	return eval[[]string](b, qa(itemSel("assistant"))+`.map(e => (e.querySelector("[data-superseded]") ? "[superseded] " : "") + (e.querySelector(".cut-note") ? "[cut] " : "") + (e.querySelector(".md")?.textContent ?? "").trim())`)
 }
 
 // The whole life of a run whose runner dies: queued with no runner (the
@@ -163,10 +163,11 @@ func TestUIRunnerInterruptAndResume(t *testing.T) {
 		t.Fatalf("run status %s after resume, want completed", got.Status)
 	}
 
-	// The text is whole, once: the cut attempt stays as it was, marked.
+	// The text is whole, once: the cut attempt is folded away (the answer
+	// does not read twice), one click from view.
 	texts := b.assistantTexts()
-	if len(texts) != 2 || !strings.HasPrefix(texts[0], "[cut] ") || texts[1] != words {
-		t.Fatalf("assistant items = %q, want the cut one then the whole text once", texts)
+	if len(texts) != 2 || texts[0] != "[superseded] " || texts[1] != words {
+		t.Fatalf("assistant items = %q, want the cut one folded then the whole text once", texts)
 	}
 	if n := b.count(itemSel("user")); n != 1 {
 		t.Errorf("%d user items, want 1", n)
@@ -261,8 +262,8 @@ func TestUIRunnerRecovering(t *testing.T) {
 		t.Fatalf("assistant items = %q, want the whole text last", texts)
 	}
 	for _, s := range texts[:len(texts)-1] {
-		if !strings.HasPrefix(s, "[cut] ") {
-			t.Errorf("an earlier assistant item is not marked cut short: %q", s)
+		if s != "[superseded] " {
+			t.Errorf("an earlier assistant item is not folded away as superseded: %q", s)
 		}
 	}
 }

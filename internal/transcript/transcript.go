@@ -46,6 +46,10 @@ type Item struct {
 	Redacted  string     `json:"redacted,omitempty"` // opaque reasoning a provider encrypted
 	// Queued marks a user message whose run no runner has taken yet.
 	Queued bool `json:"queued,omitempty"`
+	// Superseded marks assistant text cut short whose run, resumed, answered
+	// again after it: the page folds it away so nothing reads twice (the
+	// model never saw it either).
+	Superseded bool `json:"superseded,omitempty"`
 	// Open: still streaming (or cut off by a crash); Partial: closed early.
 	Open    bool  `json:"open,omitempty"`
 	Partial bool  `json:"partial,omitempty"`
@@ -300,6 +304,16 @@ func (b *Builder) Items() []Item {
 		if it.Kind == KindUser && !b.started[it.RunID] && !b.ended[it.RunID] {
 			out[i].Queued = true
 		}
+	}
+	answered := map[string]bool{} // runs with assistant text further on
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].Kind != KindAssistant {
+			continue
+		}
+		if out[i].Partial && answered[out[i].RunID] {
+			out[i].Superseded = true
+		}
+		answered[out[i].RunID] = true
 	}
 	return out
 }

@@ -508,3 +508,29 @@ func TestQueuedUserMessage(t *testing.T) {
 		})
 	}
 }
+
+// Text cut short is superseded when its run answered again after it (a
+// resumed run regenerates its answer); cut text that is the run's last word
+// stays as it is.
+func TestSupersededCutText(t *testing.T) {
+	j := newJournal().user("r1", "m1", "hi")
+	j.add("r1", event.MessageDelta, event.DeltaPayload{ID: "s1", TurnID: "t1", Delta: "w001 w0"})
+	j.add("r1", event.MessageDone, event.DonePayload{ID: "s1", TurnID: "t1", Text: "w001 w0", Partial: true})
+	j.add("r2", event.MessageDone, event.DonePayload{ID: "x1", TurnID: "t9", Text: "other run, cut", Partial: true})
+	before := transcript.Fold(j.evs)
+	for _, it := range before {
+		if it.Superseded {
+			t.Fatalf("%s superseded before any later answer", it.ID)
+		}
+	}
+	j.text("r1", "t2", "s2", "w001 w002")
+	got := map[string]bool{}
+	for _, it := range transcript.Fold(j.evs) {
+		if it.Kind == transcript.KindAssistant {
+			got[it.ID] = it.Superseded
+		}
+	}
+	if want := map[string]bool{"s1": true, "s2": false, "x1": false}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("superseded = %v, want %v", got, want)
+	}
+}

@@ -160,8 +160,18 @@ function segment(m: SessionModel, ev: Envelope, id: string, turnId: string, repl
   if (have) return have;
   const kind = ev.type.startsWith("reasoning.") ? "reasoning" : "assistant";
   const im = newItem(ev, { id, kind, turn_id: turnId || undefined, open: true, text: "" }, replay);
+  if (kind === "assistant") supersede(m, ev.run_id);
   push(m, im);
   return im;
+}
+
+/** New assistant text of a run supersedes its text cut short before (a
+ * resumed run answers again), as the server's fold marks it. */
+function supersede(m: SessionModel, runId: string): void {
+  for (const im of m.state.items.peek()) {
+    const it = im.sig.peek();
+    if (it.kind === "assistant" && it.run_id === runId && it.partial && !it.superseded) set(im, { superseded: true });
+  }
 }
 
 // ---- runs ------------------------------------------------------------------

@@ -146,6 +146,9 @@ export interface Item {
   /** A user message whose run no runner has taken yet (the server's fold
    * sets it; live, the run's status says the same). */
   queued?: boolean;
+  /** Assistant text cut short that its resumed run answered again after
+   * (folded away so nothing reads twice). */
+  superseded?: boolean;
 }
 
 /** Items are held one signal each, so a streaming delta re-renders only

@@ -51,10 +51,25 @@ function AssistantMessage({ item }: { item: Item }) {
     if (wasOpen.current && !open && text && !stalled && !item.partial) env?.announce(text);
     wasOpen.current = open;
   }, [open]);
+  if (item.superseded) return <SupersededText text={text} />;
   return (
     <div class="msg-assistant">
       {text ? <Markdown text={text} streaming={open} /> : open ? <span class="typing" aria-label="Writing"><i /><i /><i /></span> : null}
       {(item.partial || stalled) && <div class="cut-note">Cut short</div>}
+    </div>
+  );
+}
+
+/** Text cut short when its runner stopped, answered again below: folded
+ * away so the answer does not read twice, one click from view. */
+function SupersededText({ text }: { text: string }) {
+  const [shown, setShown] = useState(false);
+  return (
+    <div class="msg-assistant superseded" data-superseded="true">
+      <button type="button" class="superseded-toggle" aria-expanded={shown} onClick={() => setShown(!shown)}>
+        <IconChevron size={12} /> An attempt cut short when its runner stopped; the answer below replaces it
+      </button>
+      {shown && <div class="superseded-text"><Markdown text={text} streaming={false} /></div>}
     </div>
   );
 }
