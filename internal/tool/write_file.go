@@ -178,19 +178,28 @@ func writeTarget(ws *workspaceFS, p, real, rel string) (created bool, mode fs.Fi
 // atomicReplace replaces the file name (relative to root) by a temporary
 // file renamed over it, so a reader (or a crash) sees the old content or
 // the new one, never a torn mix. The temporary file lives in the same
-// directory because rename is atomic only within one file system; both
-// are made through root, so neither can land outside it whatever a
-// symlink swapped in meanwhile says. A hard link to the old file keeps the
-// old content, the price of atomicity that editors pay too.
+// directory because rename is atomic only within one file system. That
+// directory is opened once, as a Root of its own, and the temporary file
+// is created, renamed and (on failure) removed in it by bare names: no
+// path is walked again, so a symlink swapped in on the way cannot move
+// either of them, and the rename replaces a link at the final name rather
+// than follow it. A hard link to the old file keeps the old content, the
+// price of atomicity that editors pay too.
 func atomicReplace(root *os.Root, name string, data []byte, mode fs.FileMode) (err error) {
-	f, tmp, err := createTemp(root, path.Dir(name), "."+path.Base(name)+".tmp-")
+	dir, err := root.OpenRoot(path.Dir(name))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	base := path.Base(name)
+	f, tmp, err := createTemp(dir, "."+base+".tmp-")
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			root.Remove(tmp)
+			dir.Remove(tmp)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
@@ -207,21 +216,22 @@ func atomicReplace(root *os.Root, name string, data []byte, mode fs.FileMode) (e
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return root.Rename(tmp, name)
+	return dir.Rename(tmp, base)
 }
 
-// createTemp is os.CreateTemp inside a root: a new file with a random
-// suffix, created exclusively so that nothing already there is reused.
-func createTemp(root *os.Root, dir, prefix string) (*os.File, string, error) {
+// createTemp is os.CreateTemp in a Root's own directory: a new file with a
+// random suffix, created exclusively so that nothing already there is
+// reused.
+func createTemp(dir *os.Root, prefix string) (*os.File, string, error) {
 	for range 10 {
-		name := path.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		name := prefix + strconv.FormatUint(rand.Uint64(), 36)
+		f, err := dir.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		return f, name, err
 	}
-	return nil, "", fmt.Errorf("cannot create a temporary file in %s", dir)
+	return nil, "", errors.New("cannot create a temporary file")
 }
 
 // describeWriteErr drops the runner's absolute paths from file-system
