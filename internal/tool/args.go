@@ -101,7 +101,7 @@ func errorResult(format string, a ...any) Result {
 	return Result{Status: event.ToolError, Output: fmt.Sprintf(format, a...)}
 }
 
-// pathFailure turns a Resolve error into a result: escapes are denied,
+// pathFailure turns a workspace path error into a result: escapes are denied,
 // anything else is an ordinary error the model can act on.
 func pathFailure(err error) Result {
 	var pe *PathError
@@ -125,6 +125,19 @@ func checkWorkspace(env Env) error {
 		return fmt.Errorf("tool: workspace %s is not a directory", env.Workspace)
 	}
 	return nil
+}
+
+// useWorkspace checks env's workspace and opens it; the caller closes it.
+// Its errors, like checkWorkspace's, are the machinery's.
+func useWorkspace(env Env) (*workspaceFS, error) {
+	if err := checkWorkspace(env); err != nil {
+		return nil, err
+	}
+	w, err := openWorkspace(env.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("tool: %w", err)
+	}
+	return w, nil
 }
 
 // bareErr drops the absolute path an *fs.PathError carries: the model

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -113,9 +113,11 @@ func validateEdit(a editArgs) error {
 }
 
 func (editFile) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
-	if err := checkWorkspace(env); err != nil {
+	ws, err := useWorkspace(env)
+	if err != nil {
 		return Result{}, err
 	}
+	defer ws.Close()
 	var a editArgs
 	if err := decodeArgs(args, &a); err != nil {
 		return invalidArgs(err), nil
@@ -125,33 +127,33 @@ func (editFile) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 	}
 	oldS, newS := *a.OldString, *a.NewString
 
-	abs, err := Resolve(env.Workspace, a.Path)
+	// Edit through a symlink inside the workspace rather than replace it by
+	// a file: real is where it leads.
+	rel, real, err := ws.resolve(a.Path)
 	if err != nil {
 		return pathFailure(err), nil
 	}
-	rel := relPath(env.Workspace, abs)
-	// Edit through a symlink inside the workspace rather than replace it by
-	// a file; Resolve has checked where it leads.
-	target, err := realPath(abs)
-	if err != nil {
-		return errorResult("cannot edit %s: %v", rel, bareErr(err)), nil
-	}
-	fi, err := os.Stat(target)
+	f, fi, err := ws.openRead(real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return errorResult("%s does not exist; use write_file to create it", rel), nil
 	case err != nil:
-		return errorResult("cannot edit %s: %v", rel, describeWriteErr(err)), nil
+		return rootFailure(fmt.Errorf("cannot edit %s: %w", rel, describeWriteErr(err)), a.Path), nil
 	case fi.IsDir():
 		return errorResult("%s is a directory, not a file", rel), nil
-	case !fi.Mode().IsRegular():
+	case f == nil:
 		return errorResult("%s is not a regular file", rel), nil
-	case fi.Size() > editMaxBytes:
+	}
+	defer f.Close()
+	if fi.Size() > editMaxBytes {
 		return errorResult("%s is too large to edit (%d bytes, limit %d); use run_command with a suitable tool", rel, fi.Size(), editMaxBytes), nil
 	}
-	raw, err := os.ReadFile(target)
-	if err != nil {
+	raw, err := io.ReadAll(io.LimitReader(f, editMaxBytes+1))
+	switch {
+	case err != nil:
 		return errorResult("cannot read %s: %v", rel, bareErr(err)), nil
+	case len(raw) > editMaxBytes:
+		return errorResult("%s is too large to edit (over %d bytes); use run_command with a suitable tool", rel, editMaxBytes), nil
 	}
 	if bytes.IndexByte(raw[:min(len(raw), binarySniff)], 0) >= 0 {
 		return errorResult("%s looks like a binary file; edit_file only changes text", rel), nil
@@ -174,8 +176,8 @@ func (editFile) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 	if err := ctx.Err(); err != nil {
 		return Result{Status: event.ToolCancelled, Output: "cancelled before writing"}, nil
 	}
-	if err := atomicReplace(target, []byte(updated), fi.Mode().Perm()); err != nil {
-		return errorResult("cannot write %s: %v", rel, describeWriteErr(err)), nil
+	if err := atomicReplace(ws.root, real, []byte(updated), fi.Mode().Perm()); err != nil {
+		return rootFailure(fmt.Errorf("cannot write %s: %w", rel, describeWriteErr(err)), a.Path), nil
 	}
 
 	before, after := splitLines(content), splitLines(updated)

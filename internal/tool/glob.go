@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
@@ -37,6 +37,9 @@ type GlobData struct {
 	Pattern   string      `json:"pattern"`
 	Matches   []GlobMatch `json:"matches"`
 	Truncated bool        `json:"truncated"`
+	// Ignored counts the entries .gitignore rules hid (an ignored
+	// directory counts once); zero with include_ignored.
+	Ignored int `json:"ignored"`
 }
 
 // GlobMatch is one matching file; Path is relative to the workspace.
@@ -46,9 +49,10 @@ type GlobMatch struct {
 }
 
 type globArgs struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path"`
-	Limit   int    `json:"limit"`
+	Pattern        string `json:"pattern"`
+	Path           string `json:"path"`
+	Limit          int    `json:"limit"`
+	IncludeIgnored bool   `json:"include_ignored"`
 }
 
 type globTool struct{}
@@ -61,7 +65,8 @@ const globSchema = `{
   "properties": {
     "pattern": {"type": "string", "description": "Glob matched against file paths relative to path, with / between directories: * and ? within one name, [abc] classes, {a,b} alternatives, ** for any number of directories. Example: \"**/*.{go,md}\"."},
     "path": {"type": "string", "description": "Directory to search, relative to the workspace root. Default \".\"."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "description": "Maximum number of files. Default 500."}
+    "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "description": "Maximum number of files. Default 500."},
+    "include_ignored": {"type": "boolean", "description": "Also return files that .gitignore rules exclude (node_modules/, build output, ...). Default false: they are hidden and the result says how many entries were."}
   },
   "required": ["pattern"],
   "additionalProperties": false
@@ -72,7 +77,7 @@ func (globTool) Spec() provider.ToolSpec {
 		Name: NameGlob,
 		Description: "Find files by name pattern, e.g. \"**/*_test.go\" or \"src/**/*.{ts,tsx}\". " +
 			"Returns workspace-relative paths of files (not directories), sorted by path. " +
-			".git is skipped and symlinked directories are not followed.",
+			".git is skipped, files excluded by .gitignore are hidden unless include_ignored is set, and symlinked directories are not followed.",
 		Parameters: json.RawMessage(globSchema),
 	}
 }
@@ -86,20 +91,21 @@ func (globTool) Label(args json.RawMessage) string {
 	if p := strings.TrimSpace(a.Path); p != "" && filepath.Clean(p) != "." {
 		l += " in " + truncate(p, 120)
 	}
-	return l
+	return l + ignoredLabel(a.IncludeIgnored)
 }
 
 func (globTool) Intent(json.RawMessage) Intent { return Intent{Effect: EffectNone} }
 
 func (globTool) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
-	if err := checkWorkspace(env); err != nil {
+	ws, err := useWorkspace(env)
+	if err != nil {
 		return Result{}, err
 	}
+	defer ws.Close()
 	var a globArgs
 	if err := decodeArgs(args, &a); err != nil {
 		return invalidArgs(err), nil
 	}
-	var err error
 	if a.Limit, err = count("limit", a.Limit, globDefaultLimit, globMaxLimit); err != nil {
 		return invalidArgs(err), nil
 	}
@@ -107,17 +113,17 @@ func (globTool) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 	if err != nil {
 		return invalidArgs(err), nil
 	}
-	root, rel, res := searchRoot(env, a.Path)
+	real, rel, fi, res := searchRoot(ws, a.Path)
 	if res != nil {
 		return *res, nil
 	}
-	if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
+	if !fi.IsDir() {
 		return errorResult("%s is a file, not a directory; give the directory to search in path", rel), nil
 	}
 
 	data := GlobData{OK: true, Pattern: a.Pattern, Matches: []GlobMatch{}}
-	w := treeWalker{ctx: ctx, workspace: env.Workspace, match: m}
-	err = w.walk(root, func(f walkedFile) bool {
+	w := treeWalker{ctx: ctx, ws: ws, match: m, includeIgnored: a.IncludeIgnored}
+	err = w.walk(real, rel, func(f walkedFile) bool {
 		if len(data.Matches) == a.Limit {
 			data.Truncated = true
 			return false
@@ -129,35 +135,35 @@ func (globTool) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 		if ctx.Err() != nil {
 			return Result{Status: event.ToolCancelled, Output: "cancelled"}, nil
 		}
-		return errorResult("cannot search %s: %v", rel, bareErr(err)), nil
+		return rootFailure(fmt.Errorf("cannot search %s: %w", rel, bareErr(err)), a.Path), nil
 	}
 	data.Truncated = data.Truncated || w.capped
-	return Result{Status: event.ToolOK, Output: formatGlob(data, rel, w.capped), Data: data}, nil
+	data.Ignored = w.hidden.n
+	return Result{Status: event.ToolOK, Output: formatGlob(data, rel, w.capped, w.hidden), Data: data}, nil
 }
 
 // searchRoot resolves the directory (or file) a search starts from. A
 // non-nil Result is the model's mistake.
-func searchRoot(env Env, p string) (abs, rel string, res *Result) {
+func searchRoot(ws *workspaceFS, p string) (real, rel string, fi fs.FileInfo, res *Result) {
+	fail := func(r Result) (string, string, fs.FileInfo, *Result) { return "", "", nil, &r }
 	if strings.TrimSpace(p) == "" {
 		p = "."
 	}
-	abs, err := Resolve(env.Workspace, p)
+	rel, real, err := ws.resolve(p)
 	if err != nil {
-		r := pathFailure(err)
-		return "", "", &r
+		return fail(pathFailure(err))
 	}
-	rel = relPath(env.Workspace, abs)
-	if _, err := os.Stat(abs); err != nil {
-		r := errorResult("cannot search %s: %v", rel, bareErr(err))
-		if errors.Is(err, fs.ErrNotExist) {
-			r = errorResult("%s does not exist", rel)
-		}
-		return "", "", &r
+	fi, err = ws.root.Stat(real)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(errorResult("%s does not exist", rel))
+	case err != nil:
+		return fail(rootFailure(fmt.Errorf("cannot search %s: %w", rel, bareErr(err)), p))
 	}
-	return abs, rel, nil
+	return real, rel, fi, nil
 }
 
-func formatGlob(d GlobData, rel string, capped bool) string {
+func formatGlob(d GlobData, rel string, capped bool, hidden hiddenCount) string {
 	var b strings.Builder
 	if len(d.Matches) == 0 {
 		fmt.Fprintf(&b, "No files match %s in %s/.", d.Pattern, strings.TrimSuffix(rel, "/"))
@@ -173,6 +179,9 @@ func formatGlob(d GlobData, rel string, capped bool) string {
 		fmt.Fprintf(&b, "\n… [search stopped after %d directory entries; narrow path or pattern]", walkMaxEntries)
 	case d.Truncated:
 		fmt.Fprintf(&b, "… [stopped at %d files; narrow the pattern or raise limit]", len(d.Matches))
+	}
+	if note := hidden.note(); note != "" {
+		b.WriteString("\n" + note)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -406,45 +415,74 @@ func (m *globMatcher) match(p string) bool {
 
 // walkedFile is a file found by treeWalker.
 type walkedFile struct {
-	abs  string
-	rel  string // relative to the workspace, slash-separated
+	name string // resolved, relative to the workspace root: what to open
+	rel  string // relative to the workspace as the walk's start was spelt
 	size int64
 }
 
 // treeWalker visits the files under a directory depth-first with names in
 // byte order, so results come sorted by path, directory by directory (the
-// order list_dir shows). It skips .git, does not descend into symlinked
-// directories (they may lead out of the workspace or form cycles), and
-// reports a symlinked file only when it resolves to a regular file inside
-// the workspace.
+// order list_dir shows). It reads through the workspace's os.Root, skips
+// .git, hides what .gitignore files exclude unless told otherwise, does not
+// descend into symlinked directories (they may lead out of the workspace
+// or form cycles), and reports a symlinked file only when it resolves to a
+// regular file inside the workspace.
 type treeWalker struct {
-	ctx       context.Context
-	workspace string
+	ctx context.Context
+	ws  *workspaceFS
 	// match, when set, selects files by their path relative to the walk's
 	// root and prunes directories it cannot match below.
 	match *globMatcher
+	// includeIgnored turns .gitignore rules off.
+	includeIgnored bool
 	// maxEntries overrides walkMaxEntries when positive.
 	maxEntries int
 
+	ignore  *ignoreRules // nil when ignore rules are off
+	hidden  hiddenCount  // entries the rules hid
 	entries int
 	capped  bool // walkMaxEntries reached
 	stopped bool
 }
 
-// walk calls fn for each selected file until fn returns false. Only an
-// unreadable root is an error; unreadable subdirectories are skipped.
-func (w *treeWalker) walk(root string, fn func(walkedFile) bool) error {
+// walk calls fn for each selected file under real (a resolved directory
+// name, spelt rel in results) until fn returns false. Only an unreadable
+// start is an error; unreadable subdirectories are skipped. A start that
+// is itself ignored was named on purpose, so it is walked in full.
+func (w *treeWalker) walk(real, rel string, fn func(walkedFile) bool) error {
+	if !w.includeIgnored {
+		rules := newIgnoreRules(w.ws, real)
+		if real == "." || !rules.ignored(real, true) {
+			w.ignore = rules
+		}
+	}
 	var st []globState
 	if w.match != nil {
 		st = w.match.start()
 	}
-	return w.dir(root, st, true, fn)
+	return w.dir(real, rel, st, true, fn)
 }
 
-func (w *treeWalker) dir(dir string, st []globState, top bool, fn func(walkedFile) bool) error {
-	des, err := os.ReadDir(dir)
+// readDirSorted reads a directory through the root, sorted by name as
+// os.ReadDir would.
+func readDirSorted(ws *workspaceFS, name string) ([]fs.DirEntry, error) {
+	f, err := ws.root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	des, err := f.ReadDir(-1)
+	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return des, err
+}
+
+func (w *treeWalker) dir(real, rel string, st []globState, top bool, fn func(walkedFile) bool) error {
+	des, err := readDirSorted(w.ws, real)
 	if err != nil && top {
 		return err
+	}
+	if w.ignore != nil {
+		defer w.ignore.leave(w.ignore.enter(real))
 	}
 	for _, de := range des {
 		if err := w.ctx.Err(); err != nil {
@@ -457,30 +495,39 @@ func (w *treeWalker) dir(dir string, st []globState, top bool, fn func(walkedFil
 			w.capped, w.stopped = true, true
 			return nil
 		}
+		if de.Name() == ".git" {
+			continue
+		}
 		var next []globState
 		if w.match != nil {
 			if next = w.match.step(st, de.Name()); len(next) == 0 {
 				continue
 			}
 		}
-		abs := filepath.Join(dir, de.Name())
+		childReal, childRel := path.Join(real, de.Name()), path.Join(rel, de.Name())
 		switch t := de.Type(); {
 		case t.IsDir():
-			if de.Name() == ".git" || (w.match != nil && !w.match.open(next)) {
+			if w.match != nil && !w.match.open(next) {
 				continue
 			}
-			if err := w.dir(abs, next, false, fn); err != nil {
+			if w.hide(childReal, childRel, true) {
+				continue
+			}
+			if err := w.dir(childReal, childRel, next, false, fn); err != nil {
 				return err
 			}
 		case t.IsRegular(), t&fs.ModeSymlink != 0:
 			if w.match != nil && !w.match.accepts(next) {
 				continue
 			}
-			size, ok := w.fileSize(abs, t)
+			if w.hide(childReal, childRel, false) {
+				continue
+			}
+			name, size, ok := w.file(childReal, childRel, t)
 			if !ok {
 				continue
 			}
-			if !fn(walkedFile{abs: abs, rel: relPath(w.workspace, abs), size: size}) {
+			if !fn(walkedFile{name: name, rel: childRel, size: size}) {
 				w.stopped = true
 				return nil
 			}
@@ -489,17 +536,27 @@ func (w *treeWalker) dir(dir string, st []globState, top bool, fn func(walkedFil
 	return nil
 }
 
-// fileSize returns the size of a regular file, following a symlink only
-// when it stays inside the workspace.
-func (w *treeWalker) fileSize(abs string, t fs.FileMode) (int64, bool) {
+// hide reports whether ignore rules exclude an entry, and counts it.
+func (w *treeWalker) hide(real, rel string, isDir bool) bool {
+	if w.ignore == nil || !w.ignore.ignored(real, isDir) {
+		return false
+	}
+	w.hidden.add(rel, isDir)
+	return true
+}
+
+// file returns the resolved name and size of a regular file, following a
+// symlink only when it stays inside the workspace.
+func (w *treeWalker) file(real, rel string, t fs.FileMode) (string, int64, bool) {
 	if t&fs.ModeSymlink != 0 {
-		if _, err := Resolve(w.workspace, abs); err != nil {
-			return 0, false
+		var err error
+		if real, err = w.ws.follow(rel, real); err != nil {
+			return "", 0, false
 		}
 	}
-	fi, err := os.Stat(abs)
+	fi, err := w.ws.root.Stat(real)
 	if err != nil || !fi.Mode().IsRegular() {
-		return 0, false
+		return "", 0, false
 	}
-	return fi.Size(), true
+	return real, fi.Size(), true
 }

@@ -168,10 +168,13 @@ func TestGlobDataShape(t *testing.T) {
 	tl := NewGlob(Config{})
 	res := call(t, tl, ws, `{"pattern": "**/*.txt"}`)
 	b, _ := json.Marshal(res.Data)
-	if want := `{"ok":true,"pattern":"**/*.txt","matches":[{"path":"d/f.txt","size":5}],"truncated":false}`; string(b) != want {
+	if want := `{"ok":true,"pattern":"**/*.txt","matches":[{"path":"d/f.txt","size":5}],"truncated":false,"ignored":0}`; string(b) != want {
 		t.Errorf("data %s", b)
 	}
 	if l := tl.Label(json.RawMessage(`{"pattern": "*.go", "path": "src"}`)); l != "glob *.go in src" {
+		t.Errorf("label %q", l)
+	}
+	if l := tl.Label(json.RawMessage(`{"pattern": "*.go", "include_ignored": true}`)); l != "glob *.go (incl. ignored)" {
 		t.Errorf("label %q", l)
 	}
 	if in := tl.Intent(json.RawMessage(`{"pattern": "*"}`)); in.Effect != EffectNone {
@@ -187,21 +190,24 @@ func TestGlobPrunesAndCaps(t *testing.T) {
 		files[fmt.Sprintf("skip/%02d/f.go", i)] = "x"
 	}
 	ws := workspace(t, files)
+	wfs, err := openWorkspace(ws)
+	must(t, err)
+	defer wfs.Close()
 	m, _ := compileGlob("keep/*.go")
-	w := treeWalker{ctx: context.Background(), workspace: ws, match: m}
+	w := treeWalker{ctx: context.Background(), ws: wfs, match: m}
 	var got []string
-	must(t, w.walk(ws, func(f walkedFile) bool { got = append(got, f.rel); return true }))
+	must(t, w.walk(".", ".", func(f walkedFile) bool { got = append(got, f.rel); return true }))
 	if !slices.Equal(got, []string{"keep/a.go"}) || w.entries > 4 {
 		t.Errorf("got %q after %d entries", got, w.entries)
 	}
 
-	w = treeWalker{ctx: context.Background(), workspace: ws, maxEntries: 10}
+	w = treeWalker{ctx: context.Background(), ws: wfs, maxEntries: 10}
 	got = nil
-	must(t, w.walk(ws, func(f walkedFile) bool { got = append(got, f.rel); return true }))
+	must(t, w.walk(".", ".", func(f walkedFile) bool { got = append(got, f.rel); return true }))
 	if !w.capped || w.entries != 11 || len(got) != 4 {
 		t.Errorf("capped %v after %d entries, %q", w.capped, w.entries, got)
 	}
-	out := formatGlob(GlobData{Pattern: "**", Matches: []GlobMatch{{Path: "a"}}, Truncated: true}, ".", true)
+	out := formatGlob(GlobData{Pattern: "**", Matches: []GlobMatch{{Path: "a"}}, Truncated: true}, ".", true, hiddenCount{})
 	if !strings.Contains(out, "search stopped after 200000 directory entries") {
 		t.Errorf("output %q", out)
 	}

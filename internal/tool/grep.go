@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -38,6 +37,9 @@ type GrepData struct {
 	Matches       []GrepMatch `json:"matches"`
 	FilesSearched int         `json:"files_searched"`
 	Truncated     bool        `json:"truncated"`
+	// Ignored counts the entries .gitignore rules hid (an ignored
+	// directory counts once); zero with include_ignored.
+	Ignored int `json:"ignored"`
 }
 
 // GrepMatch is one matching line. Path is relative to the workspace, Line is
@@ -55,6 +57,8 @@ type grepArgs struct {
 	IgnoreCase bool   `json:"ignore_case"`
 	Context    int    `json:"context"`
 	Limit      int    `json:"limit"`
+	// IncludeIgnored searches what .gitignore rules exclude too.
+	IncludeIgnored bool `json:"include_ignored"`
 }
 
 type grepTool struct{}
@@ -70,7 +74,8 @@ const grepSchema = `{
     "glob": {"type": "string", "description": "Only search files matching this glob, e.g. \"*.go\" or \"src/**/*.{ts,tsx}\". Without a / it matches file names at any depth; with one, paths relative to path."},
     "ignore_case": {"type": "boolean", "description": "Match case-insensitively. Default false."},
     "context": {"type": "integer", "minimum": 0, "maximum": 5, "description": "Lines of context to show before and after each match. Default 0."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "Maximum number of matching lines. Default 200."}
+    "limit": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "Maximum number of matching lines. Default 200."},
+    "include_ignored": {"type": "boolean", "description": "Also search files that .gitignore rules exclude (node_modules/, build output, ...). Default false: they are skipped and the result says how many entries were."}
   },
   "required": ["pattern"],
   "additionalProperties": false
@@ -80,7 +85,7 @@ func (grepTool) Spec() provider.ToolSpec {
 	return provider.ToolSpec{
 		Name: NameGrep,
 		Description: "Search file contents for a regular expression, line by line. Output lines read path:line: text. " +
-			".git, binary files and files over 5 MiB are skipped; symlinked directories are not followed.",
+			".git, binary files and files over 5 MiB are skipped, as are files excluded by .gitignore unless include_ignored is set; symlinked directories are not followed.",
 		Parameters: json.RawMessage(grepSchema),
 	}
 }
@@ -97,15 +102,17 @@ func (grepTool) Label(args json.RawMessage) string {
 	if a.Glob != "" {
 		l += " (" + truncate(a.Glob, 60) + ")"
 	}
-	return l
+	return l + ignoredLabel(a.IncludeIgnored)
 }
 
 func (grepTool) Intent(json.RawMessage) Intent { return Intent{Effect: EffectNone} }
 
 func (grepTool) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
-	if err := checkWorkspace(env); err != nil {
+	ws, err := useWorkspace(env)
+	if err != nil {
 		return Result{}, err
 	}
+	defer ws.Close()
 	var a grepArgs
 	if err := decodeArgs(args, &a); err != nil {
 		return invalidArgs(err), nil
@@ -117,7 +124,6 @@ func (grepTool) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 		return invalidArgs(errors.New("context must be between 0 and 5")), nil
 	}
 	a.Context = min(a.Context, grepMaxContext)
-	var err error
 	if a.Limit, err = count("limit", a.Limit, grepDefaultLimit, grepMaxLimit); err != nil {
 		return invalidArgs(err), nil
 	}
@@ -140,19 +146,17 @@ func (grepTool) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 			return invalidArgs(fmt.Errorf("glob: %v", err)), nil
 		}
 	}
-	root, rel, res := searchRoot(env, a.Path)
+	real, rel, fi, res := searchRoot(ws, a.Path)
 	if res != nil {
 		return *res, nil
 	}
 
-	s := searcher{ctx: ctx, re: re, context: a.Context, limit: a.Limit}
-	fi, err := os.Stat(root)
-	if err != nil {
-		return errorResult("cannot search %s: %v", rel, bareErr(err)), nil
-	}
+	s := searcher{ctx: ctx, ws: ws, re: re, context: a.Context, limit: a.Limit}
+	var hidden hiddenCount
 	if !fi.IsDir() {
-		// A file named outright is searched whatever glob says, and why it
-		// cannot be is worth an error rather than an empty answer.
+		// A file named outright is searched whatever glob and ignore rules
+		// say, and why it cannot be is worth an error rather than an
+		// empty answer.
 		if !fi.Mode().IsRegular() {
 			return errorResult("%s is not a regular file", rel), nil
 		}
@@ -160,31 +164,32 @@ func (grepTool) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 			return errorResult("%s is too large to search (%d bytes, limit %d)", rel, fi.Size(), grepMaxFileBytes), nil
 		}
 		var skip bool
-		if skip, err = s.file(root, rel); skip {
+		if skip, err = s.file(real, rel); skip {
 			return errorResult("%s looks like a binary file; grep only searches text", rel), nil
 		}
 	} else {
-		w := treeWalker{ctx: ctx, workspace: env.Workspace, match: filter}
-		err = w.walk(root, func(f walkedFile) bool {
+		w := treeWalker{ctx: ctx, ws: ws, match: filter, includeIgnored: a.IncludeIgnored}
+		err = w.walk(real, rel, func(f walkedFile) bool {
 			if f.size > grepMaxFileBytes {
 				s.skipped++
 				return true
 			}
 			// Files that vanish or cannot be read mid-walk are skipped
 			// like binary ones: one bad file should not hide the rest.
-			if skip, err := s.file(f.abs, f.rel); skip || err != nil {
+			if skip, err := s.file(f.name, f.rel); skip || err != nil {
 				s.skipped++
 			}
 			return !s.full && s.ctx.Err() == nil
 		})
 		s.truncated = s.truncated || w.capped
 		s.capped = w.capped
+		hidden = w.hidden
 	}
 	if err != nil || ctx.Err() != nil {
 		if ctx.Err() != nil {
 			return Result{Status: event.ToolCancelled, Output: "cancelled"}, nil
 		}
-		return errorResult("cannot search %s: %v", rel, bareErr(err)), nil
+		return rootFailure(fmt.Errorf("cannot search %s: %w", rel, bareErr(err)), a.Path), nil
 	}
 
 	data := GrepData{
@@ -193,16 +198,22 @@ func (grepTool) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 		Matches:       s.matches,
 		FilesSearched: s.searched,
 		Truncated:     s.truncated,
+		Ignored:       hidden.n,
 	}
 	if data.Matches == nil {
 		data.Matches = []GrepMatch{}
 	}
-	return Result{Status: event.ToolOK, Output: s.format(a.Pattern, rel), Data: data}, nil
+	out := s.format(a.Pattern, rel)
+	if note := hidden.note(); note != "" {
+		out += "\n" + note
+	}
+	return Result{Status: event.ToolOK, Output: out, Data: data}, nil
 }
 
 // searcher accumulates matches across files.
 type searcher struct {
 	ctx     context.Context
+	ws      *workspaceFS
 	re      *regexp.Regexp
 	context int
 	limit   int
@@ -219,10 +230,14 @@ type searcher struct {
 // file searches one file and reports skip for a binary one. Output for the
 // model is written as it goes: matches grouped by file, context lines as
 // "path-line- text" and "--" between separate groups, as grep does.
-func (s *searcher) file(abs, rel string) (skip bool, err error) {
-	f, err := os.Open(abs)
+func (s *searcher) file(real, rel string) (skip bool, err error) {
+	f, _, err := s.ws.openRead(real)
 	if err != nil {
 		return false, err
+	}
+	if f == nil {
+		// No longer a regular file: it changed since the walk saw it.
+		return true, nil
 	}
 	defer f.Close()
 	// The size was checked by the caller, but the file may have grown;

@@ -125,13 +125,16 @@ func TestGrepDataShapeAndLabel(t *testing.T) {
 	tl := NewGrep(Config{})
 	res := call(t, tl, ws, `{"pattern": "wor"}`)
 	b, _ := json.Marshal(res.Data)
-	if want := `{"ok":true,"pattern":"wor","matches":[{"path":"a.txt","line":2,"text":"world"}],"files_searched":1,"truncated":false}`; string(b) != want {
+	if want := `{"ok":true,"pattern":"wor","matches":[{"path":"a.txt","line":2,"text":"world"}],"files_searched":1,"truncated":false,"ignored":0}`; string(b) != want {
 		t.Errorf("data %s", b)
 	}
 	if res.Output != "a.txt:2: world\n\n1 match in 1 file searched." {
 		t.Errorf("output %q", res.Output)
 	}
 	if l := tl.Label(json.RawMessage(`{"pattern": "func main", "path": "cmd", "glob": "*.go"}`)); l != "grep func main in cmd (*.go)" {
+		t.Errorf("label %q", l)
+	}
+	if l := tl.Label(json.RawMessage(`{"pattern": "x", "include_ignored": true}`)); l != "grep x (incl. ignored)" {
 		t.Errorf("label %q", l)
 	}
 	if in := tl.Intent(json.RawMessage(`{"pattern": "x"}`)); in.Effect != EffectNone {

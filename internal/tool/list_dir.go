@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
@@ -28,6 +26,9 @@ type ListDirData struct {
 	Path      string      `json:"path"` // relative to the workspace
 	Entries   []ListEntry `json:"entries"`
 	Truncated bool        `json:"truncated"`
+	// Ignored counts the entries .gitignore rules hid (an ignored
+	// directory counts once); zero with include_ignored.
+	Ignored int `json:"ignored"`
 }
 
 // ListEntry is one listed file; Name is relative to the listed directory.
@@ -38,9 +39,10 @@ type ListEntry struct {
 }
 
 type listArgs struct {
-	Path  string `json:"path"`
-	Depth int    `json:"depth"`
-	Limit int    `json:"limit"`
+	Path           string `json:"path"`
+	Depth          int    `json:"depth"`
+	Limit          int    `json:"limit"`
+	IncludeIgnored bool   `json:"include_ignored"`
 }
 
 type listDir struct{}
@@ -53,7 +55,8 @@ const listSchema = `{
   "properties": {
     "path": {"type": "string", "description": "Directory relative to the workspace root. Default \".\"."},
     "depth": {"type": "integer", "minimum": 1, "maximum": 5, "description": "How many levels to descend; 1 lists only direct children. Default 1."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "description": "Maximum number of entries. Default 500."}
+    "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "description": "Maximum number of entries. Default 500."},
+    "include_ignored": {"type": "boolean", "description": "Also list entries that .gitignore rules exclude (node_modules/, build output, ...). Default false: they are hidden and the result says how many were."}
   },
   "required": [],
   "additionalProperties": false
@@ -63,30 +66,34 @@ func (listDir) Spec() provider.ToolSpec {
 	return provider.ToolSpec{
 		Name: NameListDir,
 		Description: "List files and directories in the workspace, sorted by name. Directories end with \"/\". " +
-			"Symlinks are shown but not followed; the contents of .git are skipped.",
+			"Symlinks are shown but not followed; .git is never listed, and entries excluded by .gitignore are hidden unless include_ignored is set.",
 		Parameters: json.RawMessage(listSchema),
 	}
 }
 
 func (listDir) Label(args json.RawMessage) string {
 	var a listArgs
-	if err := decodeArgs(args, &a); err != nil || a.Path == "" {
+	if err := decodeArgs(args, &a); err != nil {
 		return "ls ."
 	}
-	return "ls " + truncate(a.Path, 120)
+	if a.Path == "" {
+		a.Path = "."
+	}
+	return "ls " + truncate(a.Path, 120) + ignoredLabel(a.IncludeIgnored)
 }
 
 func (listDir) Intent(json.RawMessage) Intent { return Intent{Effect: EffectNone} }
 
 func (listDir) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
-	if err := checkWorkspace(env); err != nil {
+	ws, err := useWorkspace(env)
+	if err != nil {
 		return Result{}, err
 	}
+	defer ws.Close()
 	var a listArgs
 	if err := decodeArgs(args, &a); err != nil {
 		return invalidArgs(err), nil
 	}
-	var err error
 	if a.Depth, err = count("depth", a.Depth, listDefaultDepth, listMaxDepth); err != nil {
 		return invalidArgs(err), nil
 	}
@@ -96,76 +103,104 @@ func (listDir) Run(ctx context.Context, env Env, args json.RawMessage) (Result, 
 	if a.Path == "" {
 		a.Path = "."
 	}
-	abs, err := Resolve(env.Workspace, a.Path)
+	rel, real, err := ws.resolve(a.Path)
 	if err != nil {
 		return pathFailure(err), nil
 	}
-	rel := relPath(env.Workspace, abs)
-	fi, err := os.Stat(abs)
+	fi, err := ws.root.Stat(real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return errorResult("%s does not exist", rel), nil
 	case err != nil:
-		return errorResult("cannot list %s: %v", rel, bareErr(err)), nil
+		return rootFailure(fmt.Errorf("cannot list %s: %w", rel, bareErr(err)), a.Path), nil
 	case !fi.IsDir():
 		return errorResult("%s is a file, not a directory; use read_file to read it", rel), nil
 	}
 
-	l := lister{ctx: ctx, limit: a.Limit, depth: a.Depth}
-	if err := l.walk(abs, "", 1); err != nil {
+	l := lister{ctx: ctx, ws: ws, limit: a.Limit, depth: a.Depth}
+	if !a.IncludeIgnored {
+		// A directory named outright is listed even when it is ignored.
+		rules := newIgnoreRules(ws, real)
+		if real == "." || !rules.ignored(real, true) {
+			l.ignore = rules
+		}
+	}
+	if err := l.walk(real, "", 1); err != nil {
 		if ctx.Err() != nil {
 			return Result{Status: event.ToolCancelled, Output: "cancelled"}, nil
 		}
-		return errorResult("cannot list %s: %v", rel, bareErr(err)), nil
+		return rootFailure(fmt.Errorf("cannot list %s: %w", rel, bareErr(err)), a.Path), nil
 	}
-	data := ListDirData{Path: rel, Entries: l.entries, Truncated: l.truncated}
+	data := ListDirData{Path: rel, Entries: l.entries, Truncated: l.truncated, Ignored: l.hidden.n}
 	if data.Entries == nil {
 		data.Entries = []ListEntry{}
 	}
-	return Result{Status: event.ToolOK, Output: formatListing(data), Data: data}, nil
+	out := formatListing(data)
+	if note := l.hidden.note(); note != "" {
+		out += "\n" + note
+	}
+	return Result{Status: event.ToolOK, Output: out, Data: data}, nil
 }
 
 type lister struct {
 	ctx       context.Context
+	ws        *workspaceFS
 	limit     int
 	depth     int
+	ignore    *ignoreRules // nil when ignore rules are off
+	hidden    hiddenCount
 	entries   []ListEntry
 	truncated bool
 }
 
-// walk lists dir depth-first, so a directory's children follow it and the
-// listing reads like a tree. Only the top directory's read error is fatal:
-// an unreadable subdirectory should not hide the rest.
+// walk lists dir (a resolved name) depth-first, so a directory's children
+// follow it and the listing reads like a tree. Only the top directory's
+// read error is fatal: an unreadable subdirectory should not hide the
+// rest.
 func (l *lister) walk(dir, prefix string, level int) error {
 	if err := l.ctx.Err(); err != nil {
 		return err
 	}
-	des, err := os.ReadDir(dir)
+	des, err := readDirSorted(l.ws, dir)
 	if err != nil && level == 1 {
 		return err
 	}
+	if l.ignore != nil {
+		defer l.ignore.leave(l.ignore.enter(dir))
+	}
 	for _, de := range des {
+		// .git internals are noise to the model, and git's own business.
+		if de.Name() == ".git" {
+			continue
+		}
+		name := path.Join(prefix, de.Name())
+		child := path.Join(dir, de.Name())
+		isDir := de.IsDir()
+		if l.ignore != nil && l.ignore.ignored(child, isDir) {
+			l.hidden.add(name, isDir)
+			continue
+		}
 		if len(l.entries) >= l.limit {
 			l.truncated = true
 			return nil
 		}
-		name := path.Join(prefix, de.Name())
 		e := ListEntry{Name: name, Type: "file"}
 		switch {
 		case de.Type()&fs.ModeSymlink != 0:
 			e.Type = "symlink"
-		case de.IsDir():
+		case isDir:
 			e.Type = "dir"
 		default:
+			// Entries read through a Root carry their lstat already.
 			if info, err := de.Info(); err == nil {
 				e.Size = info.Size()
 			}
 		}
 		l.entries = append(l.entries, e)
 		// Symlinks are not followed: they may point outside the workspace
-		// or form cycles. .git internals are noise to the model.
-		if e.Type == "dir" && level < l.depth && de.Name() != ".git" {
-			if err := l.walk(filepath.Join(dir, de.Name()), name, level+1); err != nil {
+		// or form cycles.
+		if e.Type == "dir" && level < l.depth {
+			if err := l.walk(child, name, level+1); err != nil {
 				return err
 			}
 			if l.truncated {

@@ -38,15 +38,16 @@ func TestListDir(t *testing.T) {
 		truncated bool
 		output    string // substring of Output
 	}{
-		{args: `{}`, status: event.ToolOK, want: []string{".git/", "a.go", "b.txt", "empty/", "link-in@", "link-out@", "src/"},
+		{args: `{}`, status: event.ToolOK, want: []string{"a.go", "b.txt", "empty/", "link-in@", "link-out@", "src/"},
 			output: "a.go (10 bytes)"},
 		{args: `{"path": "src", "depth": 2}`, status: event.ToolOK, want: []string{"deep/", "deep/x/", "main.go"}},
 		{args: `{"path": "src", "depth": 9}`, status: event.ToolOK, want: []string{"deep/", "deep/x/", "deep/x/y.txt", "main.go"}},
-		{args: `{"depth": 5}`, status: event.ToolOK, output: ".git/\na.go"},
+		{args: `{"depth": 5}`, status: event.ToolOK, output: "./ (10 entries)\na.go"},
+		{args: `{"include_ignored": true}`, status: event.ToolOK, want: []string{"a.go", "b.txt", "empty/", "link-in@", "link-out@", "src/"}},
 		{args: `{"path": "link-in"}`, status: event.ToolOK, want: []string{"deep/", "main.go"}},
 		{args: `{"path": "empty"}`, status: event.ToolOK, want: nil, output: "(empty)"},
-		{args: `{"limit": 2}`, status: event.ToolOK, want: []string{".git/", "a.go"}, truncated: true, output: "listing truncated"},
-		{args: `{"depth": 3, "limit": 4}`, status: event.ToolOK, want: []string{".git/", "a.go", "b.txt", "empty/"}, truncated: true},
+		{args: `{"limit": 2}`, status: event.ToolOK, want: []string{"a.go", "b.txt"}, truncated: true, output: "listing truncated"},
+		{args: `{"depth": 3, "limit": 4}`, status: event.ToolOK, want: []string{"a.go", "b.txt", "empty/", "link-in@"}, truncated: true},
 		{args: `{"path": "a.go"}`, status: event.ToolError, output: "not a directory"},
 		{args: `{"path": "nope"}`, status: event.ToolError, output: "nope does not exist"},
 		{args: `{"path": ".."}`, status: event.ToolDenied, output: `path ".." is outside the workspace`},

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -100,9 +99,11 @@ func (readFile) Label(args json.RawMessage) string {
 func (readFile) Intent(json.RawMessage) Intent { return Intent{Effect: EffectNone} }
 
 func (t readFile) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
-	if err := checkWorkspace(env); err != nil {
+	ws, err := useWorkspace(env)
+	if err != nil {
 		return Result{}, err
 	}
+	defer ws.Close()
 	var a readArgs
 	if err := decodeArgs(args, &a); err != nil {
 		return invalidArgs(err), nil
@@ -120,26 +121,21 @@ func (t readFile) Run(ctx context.Context, env Env, args json.RawMessage) (Resul
 		a.Limit = readDefaultLimit
 	}
 
-	abs, err := Resolve(env.Workspace, a.Path)
+	rel, real, err := ws.resolve(a.Path)
 	if err != nil {
 		return pathFailure(err), nil
 	}
-	rel := relPath(env.Workspace, abs)
-	fi, err := os.Stat(abs)
+	f, fi, err := ws.openRead(real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return errorResult("%s does not exist", rel), nil
 	case err != nil:
-		return errorResult("cannot read %s: %v", rel, bareErr(err)), nil
+		return pathFailure(confined(fmt.Errorf("cannot read %s: %w", rel, bareErr(err)), a.Path)), nil
 	case fi.IsDir():
 		return errorResult("%s is a directory; use list_dir to see its contents", rel), nil
-	case !fi.Mode().IsRegular():
+	case f == nil:
 		// Opening a FIFO or device could block or never end.
 		return errorResult("%s is not a regular file", rel), nil
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return errorResult("cannot read %s: %v", rel, bareErr(err)), nil
 	}
 	defer f.Close()
 

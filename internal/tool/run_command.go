@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -151,17 +151,24 @@ func (t runCommand) Run(ctx context.Context, env Env, args json.RawMessage) (Res
 	if a.Cwd == "" {
 		a.Cwd = "."
 	}
-	dir, err := Resolve(env.Workspace, a.Cwd)
+	// The command runs in a directory given by path: a shell can go
+	// anywhere, so this check is for clear answers, not confinement.
+	ws, err := openWorkspace(env.Workspace)
+	if err != nil {
+		return Result{}, fmt.Errorf("tool: %w", err)
+	}
+	defer ws.Close()
+	cwd, real, err := ws.resolve(a.Cwd)
 	if err != nil {
 		return pathFailure(err), nil
 	}
-	cwd := relPath(env.Workspace, dir)
-	fi, err := os.Stat(dir)
+	dir := ws.abs(cwd)
+	fi, err := ws.root.Stat(real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return errorResult("cwd %s does not exist", cwd), nil
 	case err != nil:
-		return errorResult("cwd %s: %v", cwd, bareErr(err)), nil
+		return rootFailure(fmt.Errorf("cwd %s: %w", cwd, bareErr(err)), a.Cwd), nil
 	case !fi.IsDir():
 		return errorResult("cwd %s is not a directory", cwd), nil
 	}
@@ -190,7 +197,7 @@ func (t runCommand) Run(ctx context.Context, env Env, args json.RawMessage) (Res
 		Truncated:      o.truncated,
 		DurationMS:     o.duration.Milliseconds(),
 		Cwd:            cwd,
-		MentionedPaths: mentionedPaths(env.Workspace, dir, a.Command),
+		MentionedPaths: mentionedPaths(ws, cwd, a.Command),
 	}
 	status := event.ToolOK
 	switch {
@@ -222,8 +229,9 @@ func (t runCommand) Run(ctx context.Context, env Env, args json.RawMessage) (Res
 const maxMentionedPaths = 20
 
 // mentionedPaths finds words of the command that name existing files in the
-// workspace. It is a hint for viewers, not a parse of shell syntax.
-func mentionedPaths(workspace, dir, command string) []string {
+// workspace; cwd is the command's directory, relative to the workspace. It
+// is a hint for viewers, not a parse of shell syntax.
+func mentionedPaths(ws *workspaceFS, cwd, command string) []string {
 	words := strings.FieldsFunc(command, func(r rune) bool {
 		return strings.ContainsRune(" \t\r\n;|&<>()`'\"=,", r)
 	})
@@ -239,17 +247,13 @@ func mentionedPaths(workspace, dir, command string) []string {
 		}
 		p := w
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
+			p = path.Join(cwd, filepath.ToSlash(p))
 		}
-		abs, err := Resolve(workspace, p)
-		if err != nil {
+		rel, real, err := ws.resolve(p)
+		if err != nil || rel == "." || seen[rel] {
 			continue
 		}
-		if _, err := os.Lstat(abs); err != nil {
-			continue
-		}
-		rel := relPath(workspace, abs)
-		if rel == "." || seen[rel] {
+		if _, err := ws.root.Lstat(real); err != nil {
 			continue
 		}
 		seen[rel] = true

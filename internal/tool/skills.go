@@ -176,8 +176,11 @@ func (t skillsTool) load(env Env, name string) (Result, error) {
 	data := SkillsData{OK: true, Action: "load", Name: l.Name, Path: l.Path, Files: l.Files, Bytes: len(l.Body)}
 	// Only a skill inside the workspace has files the model can open.
 	if env.Workspace != "" {
-		if abs, err := Resolve(env.Workspace, l.Path); err == nil {
-			data.ViewerPath = relPath(env.Workspace, abs)
+		if ws, err := openWorkspace(env.Workspace); err == nil {
+			if rel, _, err := ws.resolve(l.Path); err == nil {
+				data.ViewerPath = rel
+			}
+			ws.Close()
 		}
 	}
 

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -81,9 +84,11 @@ func (writeFile) Intent(args json.RawMessage) Intent {
 }
 
 func (writeFile) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
-	if err := checkWorkspace(env); err != nil {
+	ws, err := useWorkspace(env)
+	if err != nil {
 		return Result{}, err
 	}
+	defer ws.Close()
 	var a writeArgs
 	if err := decodeArgs(args, &a); err != nil {
 		return invalidArgs(err), nil
@@ -96,23 +101,24 @@ func (writeFile) Run(ctx context.Context, env Env, args json.RawMessage) (Result
 	case strings.HasSuffix(a.Path, "/"):
 		return invalidArgs(fmt.Errorf("path %q names a directory; give a file path", a.Path)), nil
 	}
-	abs, err := Resolve(env.Workspace, a.Path)
+	// A symlink inside the workspace is written through, as editors do, so
+	// the link survives: real is where it leads.
+	rel, real, err := ws.resolve(a.Path)
 	if err != nil {
 		return pathFailure(err), nil
 	}
-	rel := relPath(env.Workspace, abs)
-	target, created, mode, res := writeTarget(abs, rel)
+	created, mode, res := writeTarget(ws, a.Path, real, rel)
 	if res != nil {
 		return *res, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{Status: event.ToolCancelled, Output: "cancelled before writing"}, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return errorResult("cannot create the directory of %s: %v", rel, describeWriteErr(err)), nil
+	if err := ws.root.MkdirAll(path.Dir(real), 0o755); err != nil {
+		return rootFailure(fmt.Errorf("cannot create the directory of %s: %w", rel, describeWriteErr(err)), a.Path), nil
 	}
-	if err := atomicReplace(target, []byte(*a.Content), mode); err != nil {
-		return errorResult("cannot write %s: %v", rel, describeWriteErr(err)), nil
+	if err := atomicReplace(ws.root, real, []byte(*a.Content), mode); err != nil {
+		return rootFailure(fmt.Errorf("cannot write %s: %w", rel, describeWriteErr(err)), a.Path), nil
 	}
 
 	lines := textLineCount(*a.Content)
@@ -136,57 +142,70 @@ func (writeFile) Run(ctx context.Context, env Env, args json.RawMessage) (Result
 	}, nil
 }
 
-// writeTarget finds where a write to abs really lands and whether that is a
-// new file. A symlink inside the workspace is written through, as editors do,
-// so the link survives; Resolve has already checked where it leads. A
-// non-nil Result is the model's mistake (a directory, a device, ...).
-func writeTarget(abs, rel string) (target string, created bool, mode fs.FileMode, res *Result) {
-	fail := func(format string, a ...any) (string, bool, fs.FileMode, *Result) {
+// rootFailure denies what the workspace's root refused as leaving it (a
+// symlink swapped in after resolve looked) and reports any other failure
+// as an error.
+func rootFailure(err error, p string) Result {
+	return pathFailure(confined(err, p))
+}
+
+// writeTarget says whether a write to real (p resolved) creates a file
+// and which mode the file gets. A non-nil Result is the model's mistake (a
+// directory, a device, ...).
+func writeTarget(ws *workspaceFS, p, real, rel string) (created bool, mode fs.FileMode, res *Result) {
+	fail := func(format string, a ...any) (bool, fs.FileMode, *Result) {
 		r := errorResult(format, a...)
-		return "", false, 0, &r
+		return false, 0, &r
 	}
-	target, err := realPath(abs)
-	if err != nil {
-		return fail("cannot write %s: %v", rel, bareErr(err))
-	}
-	fi, err := os.Stat(target)
+	fi, err := ws.root.Stat(real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return target, true, newFileMode, nil
+		return true, newFileMode, nil
 	case errors.Is(err, syscall.ENOTDIR):
 		return fail("cannot write %s: a parent of it is a file, not a directory", rel)
 	case err != nil:
-		return fail("cannot write %s: %v", rel, bareErr(err))
+		r := rootFailure(fmt.Errorf("cannot write %s: %w", rel, bareErr(err)), p)
+		return false, 0, &r
 	case fi.IsDir():
 		return fail("%s is a directory; give the path of a file inside it", rel)
 	case !fi.Mode().IsRegular():
 		// Renaming over a FIFO or device would replace it with a file.
 		return fail("%s is not a regular file", rel)
 	}
-	return target, false, fi.Mode().Perm(), nil
+	return false, fi.Mode().Perm(), nil
 }
 
-// atomicReplace replaces target by a temporary file renamed over it, so a
-// reader (or a crash) sees the old content or the new one, never a torn
-// mix. The temporary file lives in the same directory because rename is
-// atomic only within one file system. A hard link to the old file keeps the
-// old content, the price of atomicity that editors pay too.
-func atomicReplace(target string, data []byte, mode fs.FileMode) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
+// atomicReplace replaces the file name (relative to root) by a temporary
+// file renamed over it, so a reader (or a crash) sees the old content or
+// the new one, never a torn mix. The temporary file lives in the same
+// directory because rename is atomic only within one file system. That
+// directory is opened once, as a Root of its own, and the temporary file
+// is created, renamed and (on failure) removed in it by bare names: no
+// path is walked again, so a symlink swapped in on the way cannot move
+// either of them, and the rename replaces a link at the final name rather
+// than follow it. A hard link to the old file keeps the old content, the
+// price of atomicity that editors pay too.
+func atomicReplace(root *os.Root, name string, data []byte, mode fs.FileMode) (err error) {
+	dir, err := root.OpenRoot(path.Dir(name))
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
+	defer dir.Close()
+	base := path.Base(name)
+	f, tmp, err := createTemp(dir, "."+base+".tmp-")
+	if err != nil {
+		return err
+	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			dir.Remove(tmp)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	// CreateTemp makes 0600 files; Chmod is not subject to the umask, so an
+	// The file was made 0600; Chmod is not subject to the umask, so an
 	// existing file keeps exactly its mode.
 	if err = f.Chmod(mode); err != nil {
 		return err
@@ -197,7 +216,22 @@ func atomicReplace(target string, data []byte, mode fs.FileMode) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, target)
+	return dir.Rename(tmp, base)
+}
+
+// createTemp is os.CreateTemp in a Root's own directory: a new file with a
+// random suffix, created exclusively so that nothing already there is
+// reused.
+func createTemp(dir *os.Root, prefix string) (*os.File, string, error) {
+	for range 10 {
+		name := prefix + strconv.FormatUint(rand.Uint64(), 36)
+		f, err := dir.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, name, err
+	}
+	return nil, "", errors.New("cannot create a temporary file")
 }
 
 // describeWriteErr drops the runner's absolute paths from file-system
