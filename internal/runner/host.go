@@ -184,7 +184,13 @@ func (h *host) Flush(ctx context.Context) error {
 }
 
 func (h *host) Approve(ctx context.Context, a agent.ApprovalAsk) (string, error) {
-	if a.Rememberable {
+	// A run continuing after it was parked finds the request it filed:
+	// the person's answer wins over a rule their "always" just made.
+	_, asked, err := h.existing(ctx, a.ToolCallID)
+	if err != nil {
+		return "", err
+	}
+	if a.Rememberable && !asked {
 		rule, ok, err := h.matchRule(ctx, a)
 		if err != nil {
 			return "", err
