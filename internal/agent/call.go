@@ -21,7 +21,8 @@ const ChoiceExpired = "expired"
 // It returns an error only when the run must stop (cancel, lost lease).
 func (l *Loop) call(ctx context.Context, h Host, c provider.ToolCall) (provider.ToolResult, error) {
 	started := time.Now()
-	res, err := l.decideAndRun(ctx, h, c)
+	var waited time.Duration
+	res, err := l.decideAndRun(ctx, h, c, &waited)
 	if err != nil {
 		return provider.ToolResult{}, err
 	}
@@ -31,8 +32,10 @@ func (l *Loop) call(ctx context.Context, h Host, c provider.ToolCall) (provider.
 			data = b
 		}
 	}
+	// The wait for a person is reported apart from the call's own time, so
+	// a card says "1.2s" for the command and "waited 40s for approval".
 	done := event.ToolDonePayload{ToolCallID: c.ID, Name: c.Name, Status: res.Status,
-		DurationMS: time.Since(started).Milliseconds(), Output: res.Output, Result: data}
+		DurationMS: max(0, time.Since(started)-waited).Milliseconds(), WaitMS: waited.Milliseconds(), Output: res.Output, Result: data}
 	if res.Status != event.ToolOK {
 		done.Error = firstLine(res.Output)
 	}
@@ -47,7 +50,8 @@ func (l *Loop) call(ctx context.Context, h Host, c provider.ToolCall) (provider.
 	return provider.ToolResult{ToolCallID: c.ID, Content: res.Output, IsError: res.Status != event.ToolOK}, nil
 }
 
-func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall) (tool.Result, error) {
+// decideAndRun adds the time spent waiting for a person to *waited.
+func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall, waited *time.Duration) (tool.Result, error) {
 	t, ok := l.Tools.Get(c.Name)
 	if !ok {
 		return tool.Result{Status: event.ToolError, Output: fmt.Sprintf("unknown tool %q; available tools: %v", c.Name, l.Tools.Names())}, nil
@@ -57,7 +61,9 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall) (t
 		if err != nil {
 			return tool.Result{Status: event.ToolError, Output: "invalid arguments: " + err.Error()}, nil
 		}
+		asked := time.Now()
 		answer, ok, err := h.Clarify(ctx, ClarifyAsk{ToolCallID: c.ID, Question: q, Choices: choices})
+		*waited += time.Since(asked)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -73,8 +79,10 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall) (t
 	case policy.Deny:
 		return tool.Result{Status: event.ToolDenied, Output: "Not run: the approval policy refuses this in every mode (" + d.Reason + ")."}, nil
 	default: // Ask, and anything unexpected: approval fails closed
+		asked := time.Now()
 		choice, err := h.Approve(ctx, ApprovalAsk{ToolCallID: c.ID, Tool: c.Name, Action: in.Action, Reason: d.Reason,
 			Risk: d.Risk, Intent: in, Pattern: policy.PatternFor(c.Name, in), Rememberable: d.RuleEligible})
+		*waited += time.Since(asked)
 		if err != nil {
 			return tool.Result{}, err
 		}

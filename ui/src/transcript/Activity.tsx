@@ -6,6 +6,7 @@
 import { useState } from "preact/hooks";
 import type { ActivityNode, SessionState, TodoItem } from "../state/types";
 import { JsonBlock, OutputBlock } from "./Output";
+import { approvalText, waitText } from "./RequestCard";
 import { IconBrain, IconChevron, IconCpu, IconInfo, IconPlay, ToolIcon } from "./icons";
 import { fmtDuration, fmtElapsed, useNow } from "./util";
 
@@ -29,6 +30,13 @@ function Duration({ node }: { node: ActivityNode }) {
   // A finished node with no measurable time (history without timings).
   if (ms == null || !isFinite(ms) || (ms <= 0 && !running)) return null;
   return <span class="act-dur">{running && node.endedAt == null ? fmtElapsed(ms) : fmtDuration(ms)}</span>;
+}
+
+/** A tool's approval outcome and its wait for a person, beside its own
+ * duration. */
+function ApprovalNote({ node }: { node: ActivityNode }) {
+  const text = [node.approval ? approvalText(node.approval) : "", waitText(node.waitMs, node.tool ?? "")].filter(Boolean).join(" · ");
+  return <span class="act-note" data-testid="activity-approval">{text}</span>;
 }
 
 function hasDetails(n: ActivityNode): boolean {
@@ -79,6 +87,7 @@ function Node({ node, defaultOpen }: { node: ActivityNode; defaultOpen: boolean 
         <span class="act-icon"><NodeIcon node={node} /></span>
         <span class="act-label">{node.label}</span>
         {node.attempt && <span class="act-attempt" title={`Execution ${node.attempt} of this run`}>attempt {node.attempt}</span>}
+        {(node.approval || node.waitMs) && <ApprovalNote node={node} />}
         {node.type !== "marker" && <Duration node={node} />}
       </button>
       {branch && isOpen && (
