@@ -32,11 +32,11 @@ function Duration({ node }: { node: ActivityNode }) {
   return <span class="act-dur">{running && node.endedAt == null ? fmtElapsed(ms) : fmtDuration(ms)}</span>;
 }
 
-/** A tool's approval outcome and its wait for a person, beside its own
- * duration. */
+/** A tool's approval outcome and its wait for a person, under its row
+ * (apart from its own duration). */
 function ApprovalNote({ node }: { node: ActivityNode }) {
   const text = [node.approval ? approvalText(node.approval) : "", waitText(node.waitMs, node.tool ?? "")].filter(Boolean).join(" · ");
-  return <span class="act-note" data-testid="activity-approval">{text}</span>;
+  return <div class="act-note" data-testid="activity-approval">{text}</div>;
 }
 
 function hasDetails(n: ActivityNode): boolean {
@@ -87,9 +87,9 @@ function Node({ node, defaultOpen }: { node: ActivityNode; defaultOpen: boolean 
         <span class="act-icon"><NodeIcon node={node} /></span>
         <span class="act-label">{node.label}</span>
         {node.attempt && <span class="act-attempt" title={`Execution ${node.attempt} of this run`}>attempt {node.attempt}</span>}
-        {(node.approval || node.waitMs) && <ApprovalNote node={node} />}
         {node.type !== "marker" && <Duration node={node} />}
       </button>
+      {(node.approval || node.waitMs) && <ApprovalNote node={node} />}
       {branch && isOpen && (
         <>
           {hasDetails(node) && <NodeDetailsToggle node={node} />}
