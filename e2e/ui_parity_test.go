@@ -39,6 +39,17 @@ const parityViewJS = `(() => {
 	};
 })()`
 
+// expandActivityJS opens the "Earlier runs" group and every run in it, so
+// the captured text covers every node.
+const expandActivityJS = `(async () => {
+	const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+	const group = document.querySelector("[data-testid=activity] .act-group-row[aria-expanded=false]");
+	if (group) { group.click(); await frame(); }
+	for (const row of document.querySelectorAll("[data-testid=activity] [data-type=run] > .act-row[aria-expanded=false]")) row.click();
+	await frame();
+	return true;
+})()`
+
 func (v parityView) diff(o parityView) []string {
 	var out []string
 	cmp := func(name, a, b string) {
@@ -68,6 +79,15 @@ func (v parityView) diff(o parityView) []string {
 	return out
 }
 
+// thousands formats n as toLocaleString does in en-US: 1,234.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
 func TestUIReloadParity(t *testing.T) {
 	t.Parallel()
 	thinking := demo.Step{Kind: demo.KindReasoning, Text: "First a plan, then the command, then a question.", ChunkSize: 6, ChunkDelayMS: 25}
@@ -80,7 +100,8 @@ func TestUIReloadParity(t *testing.T) {
 			call("clarify", `{"question":"Which option do you prefer?","choices":["Option A","Option B"]}`)),
 		turn(demo.Step{Kind: demo.KindReasoning, Text: "They chose.", ChunkSize: 4, ChunkDelayMS: 25},
 			paced("You picked **Option B**. Done.", 6, 10)),
-	)), withApprovalMode("manual"))
+	), scenario("", turn(paced("An answer that is long enough to be worth summarising later on.", 8, 5)))),
+		withApprovalMode("manual"))
 	b := openBrowser(t, s)
 
 	b.navigate("/")
@@ -100,7 +121,7 @@ func TestUIReloadParity(t *testing.T) {
 
 	live := eval[parityView](b, parityViewJS)
 
-	// What the live view shows, before comparing it with the reload.
+	// What the live view shows of the first run.
 	cmd := "[data-testid=tool-card][data-tool=run_command]"
 	// At least the 1.2s before the click; more on a busy machine.
 	if a := b.text(cmd + " [data-testid=tool-approval]"); !regexp.MustCompile(`^Allowed once by you · waited (\d\.\d|\d\d)s for approval$`).MatchString(a) {
@@ -138,6 +159,33 @@ func TestUIReloadParity(t *testing.T) {
 		t.Errorf("context meter = %q, want a context share", live.Usage)
 	}
 
+	// Two more exchanges, then /compact: the meter shows the compacted size.
+	for _, m := range []string{"second question", "third question"} {
+		b.sendMessage(m)
+		b.waitJS("the answer to "+m, qa(itemSel("assistant"))+".length >= 3 && "+q(itemSel("assistant")+"[data-open=true]")+" === null && "+
+			qa(itemSel("user"))+".at(-1)?.textContent.includes("+js(m)+")")
+		b.waitIdle()
+	}
+	b.sendMessage("/compact")
+	b.waitVisible(itemSel("compaction"))
+	b.waitIdle()
+	b.waitGone("[data-testid=activity-node][data-state=running]")
+	runs = s.runs(t, sid)
+	var after int64 = -1
+	for _, e := range s.journal(t, runs[len(runs)-1].ID) {
+		if e.Type == event.ContextCompacted {
+			after = payload[event.ContextCompactedPayload](t, e).TokensAfter
+		}
+	}
+	wantCtx := fmt.Sprintf("Context %s of ", thousands(after))
+	b.waitJS("the meter to show the compacted size", q("[data-testid=usage]")+".title.includes("+js(wantCtx)+")")
+
+	eval[bool](b, expandActivityJS)
+	live = eval[parityView](b, parityViewJS)
+	if !strings.Contains(live.Activity, "allowed once by you") || !strings.Contains(live.Activity, "Compact context") {
+		t.Errorf("the expanded activity panel lacks the first run or the compaction:\n%s", live.Activity)
+	}
+
 	b.must("reload", chromedp.Reload())
 	b.waitMounted()
 	b.waitSessionLoaded()
@@ -147,6 +195,7 @@ func TestUIReloadParity(t *testing.T) {
 	deadline := time.Now().Add(waitTimeout)
 	var reloaded parityView
 	for {
+		eval[bool](b, expandActivityJS)
 		reloaded = eval[parityView](b, parityViewJS)
 		if reloaded == live || time.Now().After(deadline) {
 			break

@@ -1,7 +1,7 @@
 // The activity feed (seed 002): run → turns → reasoning and tool nodes, with
 // state dots, durations and expandable arguments/results. History loaded
-// from the snapshot (replay) is dimmed and older runs fold into one group;
-// the agent's todo list sits on top.
+// from the snapshot (replay) is dimmed and older finished runs fold into one
+// group; the agent's todo list sits on top.
 
 import { useState } from "preact/hooks";
 import type { ActivityNode, SessionState, TodoItem } from "../state/types";
@@ -147,10 +147,11 @@ export function ActivityPanel({ session }: { session: SessionState }) {
 
   const runs = roots.slice(-MAX_RUNS);
   const omitted = roots.length - runs.length;
-  // Replayed runs before the newest one fold into "Earlier runs (N)"; the
-  // newest run and anything live stay out.
+  // Finished runs before the newest one fold into "Earlier runs (N)", live
+  // or loaded alike (a reload shows what the live view showed); the newest
+  // run and anything not finished stay out.
   let split = 0;
-  while (split < runs.length - 1 && runs[split].replay) split++;
+  while (split < runs.length - 1 && runs[split].endedAt != null) split++;
   const earlier = runs.slice(0, split);
   const recent = runs.slice(split);
 
