@@ -237,6 +237,7 @@ func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index 
 
 	var text, reasoning strings.Builder
 	var msgID, rsnID, signature string
+	var rsnStarted time.Time // the open reasoning block's first chunk
 	calls := map[int]*partialCall{}
 	stop := ""
 	var usage provider.Usage
@@ -246,7 +247,8 @@ func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index 
 			return nil
 		}
 		out.msg.Reasoning = append(out.msg.Reasoning, provider.Reasoning{Text: reasoning.String(), Signature: signature})
-		err := h.Emit(event.ReasoningDone, event.DonePayload{ID: rsnID, TurnID: turnID, Text: reasoning.String(), Signature: signature, Partial: partial})
+		err := h.Emit(event.ReasoningDone, event.DonePayload{ID: rsnID, TurnID: turnID, Text: reasoning.String(), Signature: signature,
+			Partial: partial, DurationMS: max(1, time.Since(rsnStarted).Milliseconds())}) // 0 would read as "not measured"
 		rsnID, signature = "", ""
 		reasoning.Reset()
 		return err
@@ -281,7 +283,7 @@ func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index 
 				continue
 			}
 			if rsnID == "" {
-				rsnID = id.New("rsn")
+				rsnID, rsnStarted = id.New("rsn"), time.Now()
 			}
 			reasoning.WriteString(c.Text)
 			if c.Text != "" {

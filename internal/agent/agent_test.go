@@ -38,6 +38,7 @@ type fakeHost struct {
 	clarifyOK bool                              // false: the question expired
 	onEmit    func(typ event.Type, payload any) // optional hook, called unlocked
 	emitErr   error                             // returned by Emit when set
+	wait      time.Duration                     // how long Approve and Clarify take to answer
 
 	mu        sync.Mutex
 	events    []emitted
@@ -65,6 +66,7 @@ func (h *fakeHost) Flush(context.Context) error {
 }
 
 func (h *fakeHost) Approve(_ context.Context, a agent.ApprovalAsk) (string, error) {
+	time.Sleep(h.wait)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.approvals = append(h.approvals, a)
@@ -72,6 +74,7 @@ func (h *fakeHost) Approve(_ context.Context, a agent.ApprovalAsk) (string, erro
 }
 
 func (h *fakeHost) Clarify(_ context.Context, c agent.ClarifyAsk) (string, bool, error) {
+	time.Sleep(h.wait)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.clarifies = append(h.clarifies, c)

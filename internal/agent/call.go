@@ -21,7 +21,8 @@ const ChoiceExpired = "expired"
 // It returns an error only when the run must stop (cancel, lost lease).
 func (l *Loop) call(ctx context.Context, h Host, c provider.ToolCall) (provider.ToolResult, error) {
 	started := time.Now()
-	res, err := l.decideAndRun(ctx, h, c)
+	var w waits
+	res, err := l.decideAndRun(ctx, h, c, &w)
 	if err != nil {
 		return provider.ToolResult{}, err
 	}
@@ -31,8 +32,10 @@ func (l *Loop) call(ctx context.Context, h Host, c provider.ToolCall) (provider.
 			data = b
 		}
 	}
+	// The wait for a person is reported apart from the call's own time, so
+	// a card says "1.2s" for the command and "waited 40s for approval".
 	done := event.ToolDonePayload{ToolCallID: c.ID, Name: c.Name, Status: res.Status,
-		DurationMS: time.Since(started).Milliseconds(), Output: res.Output, Result: data}
+		DurationMS: max(0, time.Since(started)-w.here).Milliseconds(), WaitMS: w.total().Milliseconds(), Output: res.Output, Result: data}
 	if res.Status != event.ToolOK {
 		done.Error = firstLine(res.Output)
 	}
@@ -47,7 +50,33 @@ func (l *Loop) call(ctx context.Context, h Host, c provider.ToolCall) (provider.
 	return provider.ToolResult{ToolCallID: c.ID, Content: res.Output, IsError: res.Status != event.ToolOK}, nil
 }
 
-func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall) (tool.Result, error) {
+// WaitReporter is what a Host may also tell: how long the person took to
+// answer the request of a tool call. A run parks while it waits, so the
+// wait happened before this claim of the run and cannot be timed here.
+type WaitReporter interface {
+	Waited(toolCallID string) time.Duration
+}
+
+// waits is the time a tool call spent waiting for a person: here, inside
+// Approve or Clarify in this claim, and as the host reports it.
+type waits struct {
+	here, reported time.Duration
+}
+
+func (w waits) total() time.Duration { return max(w.here, w.reported) }
+
+// measure times ask and asks the host for the wait of call id.
+func (w *waits) measure(h Host, id string, ask func()) {
+	t := time.Now()
+	ask()
+	w.here += time.Since(t)
+	if r, ok := h.(WaitReporter); ok {
+		w.reported += r.Waited(id)
+	}
+}
+
+// decideAndRun adds the time spent waiting for a person to *w.
+func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall, w *waits) (tool.Result, error) {
 	t, ok := l.Tools.Get(c.Name)
 	if !ok {
 		return tool.Result{Status: event.ToolError, Output: fmt.Sprintf("unknown tool %q; available tools: %v", c.Name, l.Tools.Names())}, nil
@@ -57,7 +86,9 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall) (t
 		if err != nil {
 			return tool.Result{Status: event.ToolError, Output: "invalid arguments: " + err.Error()}, nil
 		}
-		answer, ok, err := h.Clarify(ctx, ClarifyAsk{ToolCallID: c.ID, Question: q, Choices: choices})
+		var answer string
+		var ok bool
+		w.measure(h, c.ID, func() { answer, ok, err = h.Clarify(ctx, ClarifyAsk{ToolCallID: c.ID, Question: q, Choices: choices}) })
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -73,8 +104,12 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall) (t
 	case policy.Deny:
 		return tool.Result{Status: event.ToolDenied, Output: "Not run: the approval policy refuses this in every mode (" + d.Reason + ")."}, nil
 	default: // Ask, and anything unexpected: approval fails closed
-		choice, err := h.Approve(ctx, ApprovalAsk{ToolCallID: c.ID, Tool: c.Name, Action: in.Action, Reason: d.Reason,
-			Risk: d.Risk, Intent: in, Pattern: policy.PatternFor(c.Name, in), Rememberable: d.RuleEligible})
+		var choice string
+		var err error
+		w.measure(h, c.ID, func() {
+			choice, err = h.Approve(ctx, ApprovalAsk{ToolCallID: c.ID, Tool: c.Name, Action: in.Action, Reason: d.Reason,
+				Risk: d.Risk, Intent: in, Pattern: policy.PatternFor(c.Name, in), Rememberable: d.RuleEligible})
+		})
 		if err != nil {
 			return tool.Result{}, err
 		}

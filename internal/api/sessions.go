@@ -188,15 +188,16 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 	for i, ru := range runs {
 		ids[i] = ru.ID
 	}
-	items := transcript.FoldRuns(evs, ids, "")
-	if items == nil {
-		items = []transcript.Item{}
+	snap := transcript.FoldSession(evs, ids)
+	if snap.Items == nil {
+		snap.Items = []transcript.Item{}
 	}
 	last := cursor
 	if n := len(evs); n > 0 && evs[n-1].ID > last {
 		last = evs[n-1].ID
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "last_event_id": last})
+	writeJSON(w, http.StatusOK, map[string]any{"items": snap.Items, "activity": snap.Activity, "todos": snap.Todos,
+		"context": snap.Context, "last_event_id": last})
 }
 
 func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {

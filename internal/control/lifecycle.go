@@ -88,7 +88,8 @@ func closeOpen(r store.Run, evs []event.Event, toolStatus string, tools bool) ([
 				Payload: event.DonePayload{ID: it.ID, TurnID: it.TurnID, Text: it.Text, Partial: true}})
 		case it.Open && it.Kind == transcript.KindReasoning:
 			drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.ReasoningDone,
-				Payload: event.DonePayload{ID: it.ID, TurnID: it.TurnID, Text: it.Text, Partial: true}})
+				Payload: event.DonePayload{ID: it.ID, TurnID: it.TurnID, Text: it.Text, Partial: true,
+					DurationMS: max(1, time.Since(it.CreatedAt.Time).Milliseconds())}})
 		case tools && it.Tool != nil && !it.Tool.Done():
 			msg := "cancelled before it finished"
 			if toolStatus != event.ToolCancelled {

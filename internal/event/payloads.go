@@ -74,6 +74,10 @@ type DonePayload struct {
 	Signature string `json:"signature,omitempty"` // provider proof for reasoning blocks
 	Redacted  string `json:"redacted,omitempty"`  // opaque reasoning the provider encrypted; sent back as is
 	Partial   bool   `json:"partial,omitempty"`   // cut short by cancel or error
+	// DurationMS is how long the model reasoned (reasoning.done only): from
+	// the block's first chunk to its end. Omitted when unknown (a block
+	// that arrived whole, or one closed by whoever finished the run).
+	DurationMS int64 `json:"duration_ms,omitempty"`
 }
 
 // TurnStartedPayload is the payload of turn.started.
@@ -153,13 +157,17 @@ const (
 
 // ToolDonePayload is the payload of tool.done.
 type ToolDonePayload struct {
-	ToolCallID string          `json:"tool_call_id"`
-	Name       string          `json:"name"`
-	Status     string          `json:"status"`
-	DurationMS int64           `json:"duration_ms"`
-	Output     string          `json:"output"`           // what the model sees
-	Result     json.RawMessage `json:"result,omitempty"` // structured, for people (seed 002)
-	Error      string          `json:"error,omitempty"`
+	ToolCallID string `json:"tool_call_id"`
+	Name       string `json:"name"`
+	Status     string `json:"status"`
+	// DurationMS is the time spent settling the call, without WaitMS.
+	DurationMS int64 `json:"duration_ms"`
+	// WaitMS is the time spent waiting for a person: approval, or the
+	// answer to a clarify question. Omitted when 0.
+	WaitMS int64           `json:"wait_ms,omitempty"`
+	Output string          `json:"output"`           // what the model sees
+	Result json.RawMessage `json:"result,omitempty"` // structured, for people (seed 002)
+	Error  string          `json:"error,omitempty"`
 }
 
 // ApprovalRequestedPayload is the payload of approval.requested.

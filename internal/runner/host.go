@@ -28,6 +28,17 @@ type host struct {
 	// lastDelta is when a delta event last went to the writer; deltas
 	// closer together than deltaWindow share one event.
 	lastDelta time.Time
+	// waited is how long the person took to answer each tool call's
+	// request, from the request itself: the run was parked meanwhile.
+	waited map[string]time.Duration
+}
+
+// Waited reports how long the person took to answer the request of a tool
+// call (agent.WaitReporter).
+func (h *host) Waited(toolCallID string) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.waited[toolCallID]
 }
 
 // deltaWindow is the shortest gap between two delta events of a run. A
@@ -288,6 +299,14 @@ func (h *host) request(ctx context.Context, kind, toolCallID string, prompt func
 		return q, agent.ErrPark
 	case store.RequestCancelled:
 		return q, context.Canceled
+	}
+	if !q.ResolvedAt.IsZero() {
+		h.mu.Lock()
+		if h.waited == nil {
+			h.waited = map[string]time.Duration{}
+		}
+		h.waited[toolCallID] = max(0, q.ResolvedAt.Sub(q.CreatedAt))
+		h.mu.Unlock()
 	}
 	err = h.r.w.Do(ctx, func(tx store.Tx) error {
 		return control.SetStatus(ctx, tx, h.run.ID, h.r.id, run.Running, "answered", run.AwaitingApproval, run.AwaitingClarify)

@@ -51,9 +51,11 @@ type Item struct {
 	// model never saw it either).
 	Superseded bool `json:"superseded,omitempty"`
 	// Open: still streaming (or cut off by a crash); Partial: closed early.
-	Open    bool  `json:"open,omitempty"`
-	Partial bool  `json:"partial,omitempty"`
-	Tool    *Tool `json:"tool,omitempty"`
+	Open    bool `json:"open,omitempty"`
+	Partial bool `json:"partial,omitempty"`
+	// DurationMS: how long a closed reasoning block took (0: unknown).
+	DurationMS int64 `json:"duration_ms,omitempty"`
+	Tool       *Tool `json:"tool,omitempty"`
 	// For KindRunEnd: the terminal status and error.
 	Status string           `json:"status,omitempty"`
 	Error  *event.ErrorInfo `json:"error,omitempty"`
@@ -79,8 +81,31 @@ type Tool struct {
 	Output     string          `json:"output,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Error      string          `json:"error,omitempty"`
-	DurationMS int64           `json:"duration_ms,omitempty"`
+	DurationMS int64           `json:"duration_ms,omitempty"` // without WaitMS
+	WaitMS     int64           `json:"wait_ms,omitempty"`     // waiting for a person
 	RequestID  string          `json:"request_id,omitempty"`
+	// Approval is how the call's approval was settled; nil when it needed
+	// none or is still waiting.
+	Approval *Approval `json:"approval,omitempty"`
+}
+
+// Approval outcomes: a person's choice (event.ResolvedPayload.Choice),
+// or how the request ended without one, or a remembered rule.
+const (
+	ApprovalOnce      = "once"
+	ApprovalSession   = "session"
+	ApprovalAlways    = "always"
+	ApprovalDeny      = "deny"
+	ApprovalExpired   = "expired"
+	ApprovalCancelled = "cancelled"
+	ApprovalRule      = "rule" // approved by a remembered rule, nobody asked
+)
+
+// Approval is the settled approval of a tool call.
+type Approval struct {
+	Outcome string `json:"outcome"`
+	// Pattern is the remembered rule's pattern (outcome "rule").
+	Pattern string `json:"pattern,omitempty"`
 }
 
 // Tool call states before a result; after it, Status is the result status.
@@ -107,11 +132,13 @@ type Builder struct {
 	items   []*Item
 	byID    map[string]*Item // segments by id, tools by call id and request id
 	builder map[string]*strings.Builder
+	session sessionState
 }
 
 // New returns an empty Builder.
 func New() *Builder {
-	return &Builder{started: map[string]bool{}, ended: map[string]bool{}, byID: map[string]*Item{}, builder: map[string]*strings.Builder{}}
+	return &Builder{started: map[string]bool{}, ended: map[string]bool{}, byID: map[string]*Item{}, builder: map[string]*strings.Builder{},
+		session: newSessionState()}
 }
 
 // Fold is New, Add for each event, Items.
@@ -126,6 +153,7 @@ func Fold(evs []event.Event) []Item {
 // Add folds one event. Unknown types and undecodable payloads are ignored:
 // the transcript is a view, never a reason to fail.
 func (b *Builder) Add(e event.Event) {
+	b.session.add(e)
 	switch e.Type {
 	case event.MessageUser:
 		var p event.MessageUserPayload
@@ -149,7 +177,11 @@ func (b *Builder) Add(e event.Event) {
 		if json.Unmarshal(e.Payload, &p) != nil {
 			return
 		}
+		_, streamed := b.builder[p.ID]
 		it := b.segment(e, p.ID, p.TurnID)
+		if it.Kind == KindReasoning && it.Open {
+			it.DurationMS = reasoningMS(p, it, e, streamed)
+		}
 		it.Text, it.Signature, it.Redacted, it.Partial, it.Open = p.Text, p.Signature, p.Redacted, p.Partial, false
 		it.LastEventID = e.ID
 		delete(b.builder, p.ID)
@@ -177,7 +209,7 @@ func (b *Builder) Add(e event.Event) {
 		if json.Unmarshal(e.Payload, &p) == nil {
 			if it := b.byID[p.ToolCallID]; it != nil && it.Tool != nil {
 				t := it.Tool
-				t.Status, t.Output, t.Result, t.Error, t.DurationMS = p.Status, p.Output, p.Result, p.Error, p.DurationMS
+				t.Status, t.Output, t.Result, t.Error, t.DurationMS, t.WaitMS = p.Status, p.Output, p.Result, p.Error, p.DurationMS, p.WaitMS
 				it.LastEventID = e.ID
 			}
 		}
@@ -201,6 +233,9 @@ func (b *Builder) Add(e event.Event) {
 		var p event.ResolvedPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
 			if it := b.byID[p.RequestID]; it != nil && it.Tool != nil && !it.Tool.Done() {
+				if e.Type == event.ApprovalResolved {
+					it.Tool.Approval = &Approval{Outcome: approvalOutcome(p)}
+				}
 				it.Tool.Status = ToolPending
 				it.LastEventID = e.ID
 			}
@@ -216,6 +251,9 @@ func (b *Builder) Add(e event.Event) {
 		var p event.DiagnosticPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
 			b.push(&Item{ID: noticeID(e), Kind: KindNotice, Level: p.Level, Code: p.Code, Text: p.Message, Details: p.Details}, e)
+			if p.Code == "auto_approved" {
+				b.autoApproved(p, e)
+			}
 		}
 	case event.ContextWarning:
 		var p event.ContextWarningPayload
@@ -233,6 +271,45 @@ func (b *Builder) Add(e event.Event) {
 			return
 		}
 		b.push(&Item{ID: "end_" + e.RunID, Kind: KindRunEnd, Status: p.Status, Error: p.Error}, e)
+	}
+}
+
+// reasoningMS is how long a reasoning block took: what the runner measured,
+// else (older journals, a block closed by whoever finished the run) the
+// time from its first delta to its end. A block never seen streaming has
+// no known duration. The browser applies the same rule to live events.
+func reasoningMS(p event.DonePayload, it *Item, e event.Event, streamed bool) int64 {
+	switch {
+	case p.DurationMS > 0:
+		return p.DurationMS
+	case streamed:
+		return max(0, e.TS.Sub(it.CreatedAt.Time).Milliseconds())
+	}
+	return 0
+}
+
+// approvalOutcome is the outcome of a resolved approval request.
+func approvalOutcome(p event.ResolvedPayload) string {
+	switch p.Status {
+	case "resolved":
+		if p.Choice == "" {
+			return ApprovalDeny // approval fails closed
+		}
+		return p.Choice
+	case "expired":
+		return ApprovalExpired
+	}
+	return ApprovalCancelled
+}
+
+// autoApproved records on a tool call that a remembered rule approved it
+// (diagnostic auto_approved, details tool_call_id and pattern).
+func (b *Builder) autoApproved(p event.DiagnosticPayload, e event.Event) {
+	callID, _ := p.Details["tool_call_id"].(string)
+	pattern, _ := p.Details["pattern"].(string)
+	if it := b.byID[callID]; it != nil && it.Tool != nil && !it.Tool.Done() {
+		it.Tool.Approval = &Approval{Outcome: ApprovalRule, Pattern: pattern}
+		it.LastEventID = e.ID
 	}
 }
 
@@ -296,6 +373,10 @@ func (b *Builder) Items() []Item {
 		out[i] = *it
 		if it.Tool != nil {
 			t := *it.Tool
+			if t.Approval != nil {
+				a := *t.Approval
+				t.Approval = &a
+			}
 			out[i].Tool = &t
 		}
 		if sb, ok := b.builder[it.ID]; ok && it.Open {
@@ -323,6 +404,11 @@ func (b *Builder) Items() []Item {
 // events keep their journal order. until "" keeps every run. A message queued while an earlier run
 // streamed thus comes after that run's answer.
 func FoldRuns(evs []event.Event, runIDs []string, until string) []Item {
+	return Fold(byRun(evs, runIDs, until))
+}
+
+// byRun orders a session's events as FoldRuns folds them.
+func byRun(evs []event.Event, runIDs []string, until string) []event.Event {
 	order := make(map[string]int, len(runIDs))
 	for i, r := range runIDs {
 		order[r] = i
@@ -337,5 +423,5 @@ func FoldRuns(evs []event.Event, runIDs []string, until string) []Item {
 		}
 	}
 	sort.SliceStable(kept, func(i, j int) bool { return order[kept[i].RunID] < order[kept[j].RunID] })
-	return Fold(kept)
+	return kept
 }

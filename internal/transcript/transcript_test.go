@@ -328,6 +328,16 @@ func TestFoldInconsistentJournal(t *testing.T) {
 		{"delta whose id is a tool call", func(j *journal) {
 			j.add("run_1", event.MessageDelta, event.DeltaPayload{ID: "call_1", TurnID: "trn_1", Delta: "x"})
 		}, nil},
+		{"auto_approved naming an unknown call, a finished call, or no call", func(j *journal) {
+			j.toolDone("run_1", "call_1", "list_dir", event.ToolOK, "out", "")
+			for _, d := range []map[string]any{{"tool_call_id": "call_x"}, {"tool_call_id": "call_1", "pattern": "ls"}, {"tool_call_id": 5}, nil} {
+				j.add("run_1", event.Diagnostic, event.DiagnosticPayload{Level: "info", Code: "auto_approved", Details: d})
+			}
+		}, func(t *testing.T, items []transcript.Item) {
+			if tl := find(items, "call_1").Tool; tl.Approval != nil {
+				t.Fatalf("tool = %+v", *tl)
+			}
+		}},
 		{"updates after tool.done change nothing", func(j *journal) {
 			j.toolDone("run_1", "call_1", "list_dir", event.ToolOK, "out", "")
 			j.executing("run_1", "call_1")

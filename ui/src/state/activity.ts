@@ -3,7 +3,7 @@
 // new array of roots in which only the path to the changed node is copied,
 // so the views can compare nodes by identity and re-render only what moved.
 
-import type { ActivityNode, Item, Run, ToolStatus } from "./types";
+import type { ActivityNode, Item, Run, RunActivity, ToolInfo, ToolStatus } from "./types";
 
 type Roots = ActivityNode[];
 type State = ActivityNode["state"];
@@ -55,9 +55,17 @@ export function toolState(status: ToolStatus | string): State {
   }
 }
 
-export function runNode(run: Pick<Run, "id" | "input" | "status" | "created_at" | "started_at" | "ended_at" | "attempt">, replay: boolean, kind?: string): ActivityNode {
-  const startedAt = ms(run.started_at ?? run.created_at);
-  const endedAt = run.ended_at ? ms(run.ended_at) : undefined;
+/** A run's root. Its times are those of the journal's events (the first
+ * run.started, the run.done), as the server's fold gives them after a
+ * reload; the run resource's started_at/ended_at (the claim and the
+ * finish) are a few milliseconds off and used only when the events are not
+ * known. */
+export function runNode(
+  run: Pick<Run, "id" | "input" | "status" | "created_at" | "started_at" | "ended_at" | "attempt">, replay: boolean, kind?: string,
+  times?: { startedAt?: number; endedAt?: number },
+): ActivityNode {
+  const startedAt = times?.startedAt ?? ms(run.started_at ?? run.created_at);
+  const endedAt = times?.endedAt ?? (run.ended_at ? ms(run.ended_at) : undefined);
   return {
     id: run.id, type: "run", label: runLabel(run.input, kind ?? (run.input ? undefined : "compact")),
     state: runState(run.status), startedAt, endedAt,
@@ -65,6 +73,21 @@ export function runNode(run: Pick<Run, "id" | "input" | "status" | "created_at" 
     attempt: run.attempt > 1 ? run.attempt : undefined,
     children: [], replay,
   };
+}
+
+/** What a tool node shows of its approval: the outcome, and the wait when
+ * a person was asked. The same for live events and the snapshot. */
+export function toolApproval(t: ToolInfo): Pick<ActivityNode, "approval" | "waitMs"> {
+  return { approval: t.approval, waitMs: t.request_id && t.wait_ms ? t.wait_ms : undefined };
+}
+
+/** How long a closed reasoning block took (internal/transcript reasoningMS):
+ * the runner's figure, else the time from its first delta (the item's
+ * created_at while it streamed) to its end; undefined when unknown. */
+export function reasoningMs(durationMs: number | undefined, streamedSince: string | null, endTs: string): number | undefined {
+  if (durationMs && durationMs > 0) return durationMs;
+  if (streamedSince) return Math.max(0, ms(endTs) - ms(streamedSince));
+  return undefined;
 }
 
 /** The mark left in a run where it picked up again after an interruption. */
@@ -185,9 +208,10 @@ function closeOpen(root: ActivityNode, to: State, endedAt: number): ActivityNode
     const children = n.children.map(close);
     const open = n.state === "running" || n.state === "waiting";
     if (!open && children.every((c, i) => c === n.children[i])) return n;
-    // A node from the snapshot has no reliable start: leave its time out.
-    const durationMs = n.durationMs ?? (n.replay ? undefined : Math.max(0, endedAt - n.startedAt));
-    return open ? { ...n, children, state: to, endedAt: n.replay ? undefined : endedAt, durationMs } : { ...n, children };
+    // A turn cut short lasted until now (the server's fold says the same);
+    // a step cut short has no duration.
+    const durationMs = n.durationMs ?? (n.type === "turn" ? Math.max(0, endedAt - n.startedAt) : undefined);
+    return open ? { ...n, children, state: to, endedAt, durationMs } : { ...n, children };
   };
   return close({ ...root, state: "running" });
 }
@@ -209,15 +233,12 @@ export function haltRun(roots: Roots, runId: string, status: string, at: number,
 }
 
 /** The tree for a loaded transcript: runs from GET /runs (oldest first),
- * nodes from the items grouped by run and turn. Everything is replay.
- *
- * Timings: the snapshot has no start or end times, only each item's
- * created_at, which for a finished run is when the segment closed. So
- * history shows no duration (undefined, never 0) except where it is
- * known: a tool's duration_ms, and in a run still busy (whose items are
- * dated by their first event) a closed reasoning's time up to the next
- * item of its turn. */
-export function buildActivity(runs: Run[], items: Item[]): Roots {
+ * their times, turns and resume marks from the snapshot's activity (the
+ * server's fold of the same events the live view reduces), reasoning and
+ * tool nodes from the items grouped by run and turn. Everything is replay.
+ * Durations are the folded ones (turns, reasoning, tools); a duration
+ * that is not known stays undefined, never 0. */
+export function buildActivity(runs: Run[], items: Item[], activity: RunActivity[] = []): Roots {
   const byRun = new Map<string, Item[]>();
   for (const it of items) {
     if (!it.turn_id) continue;
@@ -225,56 +246,66 @@ export function buildActivity(runs: Run[], items: Item[]): Roots {
     if (!list) byRun.set(it.run_id, (list = []));
     list.push(it);
   }
+  const spans = new Map(activity.map((a) => [a.run_id, a]));
   const roots: Roots = [];
   for (const run of runs) {
-    if (!run.started_at) continue; // never ran (a resumed run waiting again did)
-    const root = runNode(run, true);
+    const span = spans.get(run.id);
+    if (!run.started_at && !span?.started_at) continue; // never ran (a resumed run waiting again did)
+    const root = runNode(run, true, undefined, {
+      startedAt: span?.started_at ? ms(span.started_at) : undefined,
+      endedAt: span?.ended_at ? ms(span.ended_at) : undefined,
+    });
     // Whether something of the run may be under way now.
     const busy = UNDER_WAY.has(run.status);
-    const turns: ActivityNode[] = [];
+    const children: ActivityNode[] = [];
     const turnOf = new Map<string, ActivityNode>();
-    const list = byRun.get(run.id) ?? [];
-    list.forEach((it, k) => {
+    let turns = 0;
+    for (const st of span?.steps ?? []) {
+      const at = ms(st.started_at);
+      if (st.kind === "resumed") {
+        children.push(resumedNode(st.id, st.attempt ?? 0, at, true));
+        continue;
+      }
+      const turn = turnNode(st.id, turns++, at, true);
+      turn.state = st.state;
+      if (st.state !== "running") turn.durationMs = st.duration_ms || undefined;
+      turnOf.set(st.id, turn);
+      children.push(turn);
+    }
+    for (const it of byRun.get(run.id) ?? []) {
       let turn = turnOf.get(it.turn_id!);
       if (!turn) {
-        turn = turnNode(it.turn_id!, turns.length, ms(it.created_at), true);
+        // A turn the snapshot's activity does not know (an older server).
+        turn = turnNode(it.turn_id!, turns++, ms(it.created_at), true);
         turn.state = "done";
         turnOf.set(it.turn_id!, turn);
-        turns.push(turn);
+        children.push(turn);
       }
       if (it.kind === "reasoning") {
-        const start = ms(it.created_at);
-        const next = busy && !it.open ? list[k + 1] : undefined;
-        const end = next && next.turn_id === it.turn_id ? ms(next.created_at) : 0;
-        const timed = end > start && start > 0;
+        const running = !!it.open && busy;
         turn.children.push({
-          id: it.id, type: "think", label: "Thinking", state: it.open && busy ? "running" : "done",
-          output: it.text, startedAt: start, endedAt: timed ? end : undefined, durationMs: timed ? end - start : undefined,
+          id: it.id, type: "think", label: "Thinking", state: running ? "running" : "done",
+          output: it.text, startedAt: ms(it.created_at), durationMs: it.open ? undefined : it.duration_ms || undefined,
           children: [], replay: true,
         });
       } else if (it.kind === "tool_call" && it.tool) {
         const t = it.tool;
-        const start = ms(it.created_at);
         const state = toolState(t.status);
         const done = state === "done" || state === "error";
-        const timed = done && t.duration_ms != null;
         turn.children.push({
           id: t.tool_call_id, type: "tool", label: t.label || t.name, tool: t.name, args: t.args,
-          result: t.result, output: t.output, state: !busy && !done ? "error" : state, startedAt: start,
-          durationMs: timed ? t.duration_ms : undefined, endedAt: timed ? start + t.duration_ms! : undefined,
+          result: t.result, output: t.output, state: !busy && !done ? "error" : state, startedAt: ms(it.created_at),
+          durationMs: done ? t.duration_ms : undefined, ...toolApproval(t),
           children: [], replay: true,
         });
       }
-    });
-    // The last turn of a busy run is the one still working.
-    if (busy && turns.length) {
-      const last = turns[turns.length - 1];
-      last.state = last.children.some((c) => c.state === "waiting") ? "waiting" : "running";
-    } else if ((run.status === "failed" || run.status === "interrupted" || run.status === "recovering") && turns.length) {
-      // The last turn is the one that did not finish.
-      turns[turns.length - 1].state = "error";
     }
-    root.children = turns;
+    // The fold knows which turn is still working; while it works, it waits
+    // when one of its steps waits for a person.
+    for (const t of turnOf.values()) {
+      if (t.state === "running" && busy && t.children.some((c) => c.state === "waiting")) t.state = "waiting";
+    }
+    root.children = children;
     roots.push(root);
   }
   return roots;

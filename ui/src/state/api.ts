@@ -27,10 +27,6 @@ export interface Api {
   post<T>(path: string, body?: unknown): Promise<Result<T>>;
   patch<T>(path: string, body: unknown): Promise<Result<T>>;
   del(path: string): Promise<Result<void>>;
-  /** Reads a run's finished event stream (GET /api/runs/{id}/events closes
-   * after run.done) as a list of envelopes. Used only for terminal runs, to
-   * recover per-turn usage the transcript snapshot does not carry. */
-  readFinishedRun<E>(runId: string, signal: AbortSignal): Promise<E[]>;
 }
 
 /** The error every 401 resolves to; the token dialog explains it. */
@@ -88,34 +84,11 @@ export function createApi(auth: ApiAuth): Api {
     }
   };
 
-  const readFinishedRun = async <E>(runId: string, signal: AbortSignal): Promise<E[]> => {
-    try {
-      const { sent, h } = headers("text/event-stream", false);
-      const res = await fetch(`/api/runs/${encodeURIComponent(runId)}/events`, { headers: h, signal, cache: "no-store" });
-      if (res.status === 401) auth.onUnauthorized(sent);
-      if (!res.ok) return [];
-      const text = await res.text();
-      const out: E[] = [];
-      for (const line of text.split("\n")) {
-        if (!line.startsWith("data:")) continue;
-        try {
-          out.push(JSON.parse(line.slice(5)) as E);
-        } catch {
-          // a malformed line is skipped; usage is a nicety
-        }
-      }
-      return out;
-    } catch {
-      return [];
-    }
-  };
-
   return {
     request,
     get: <T,>(path: string, signal?: AbortSignal) => request<T>("GET", path, undefined, signal),
     post: <T,>(path: string, body?: unknown) => request<T>("POST", path, body),
     patch: <T,>(path: string, body: unknown) => request<T>("PATCH", path, body),
     del: (path) => request<void>("DELETE", path),
-    readFinishedRun,
   };
 }

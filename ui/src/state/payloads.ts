@@ -12,14 +12,16 @@ export interface RunStatusP { status: string; reason?: string; retry?: number; m
 export interface RunDoneP { status: string; error?: ErrorInfo; usage?: UsageTotals }
 export interface MessageUserP { message_id: string; content: string }
 export interface DeltaP { id: string; turn_id: string; delta: string }
-export interface DoneP { id: string; turn_id: string; text: string; signature?: string; redacted?: string; partial?: boolean }
+/** duration_ms: reasoning.done only, how long the model reasoned. */
+export interface DoneP { id: string; turn_id: string; text: string; signature?: string; redacted?: string; partial?: boolean; duration_ms?: number }
 export interface TurnStartedP { turn_id: string; index: number }
 export interface TurnEndedP { turn_id: string; stop_reason: string; duration_ms: number }
 export interface UsageP { turn_id: string; turn: UsageTotals; total: UsageTotals }
 export interface TitleP { title: string }
 export interface ToolStartedP { tool_call_id: string; name: string; label: string; args: unknown; turn_id?: string }
 export interface ToolUpdatedP { tool_call_id: string; phase?: string; stream?: string; output?: string }
-export interface ToolDoneP { tool_call_id: string; name: string; status: string; duration_ms: number; output: string; result?: unknown; error?: string }
+/** duration_ms excludes wait_ms, the time spent waiting for a person. */
+export interface ToolDoneP { tool_call_id: string; name: string; status: string; duration_ms: number; wait_ms?: number; output: string; result?: unknown; error?: string }
 export interface RequestedP { request_id: string; tool_call_id: string; [k: string]: unknown }
 export interface ApprovalRequestedP extends RequestedP { tool: string; action: string; reason: string; choices: string[]; expires_at: string | null }
 export interface ClarifyRequestedP extends RequestedP { question: string; choices?: string[]; expires_at: string | null }

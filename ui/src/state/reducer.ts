@@ -13,7 +13,7 @@ import { signal } from "@preact/signals";
 import * as A from "./activity";
 import type * as P from "./payloads";
 import type {
-  ActivityNode, Envelope, EventType, Item, ItemModel, Run, RunStatus, SessionState, ToolInfo, UsageTotals,
+  ActivityNode, Envelope, EventType, Item, ItemModel, Run, RunStatus, SessionState, Snapshot, ToolInfo, UsageTotals,
 } from "./types";
 
 /** A queued message waiting behind the busy run (not in the transcript yet). */
@@ -29,6 +29,9 @@ export interface SessionModel {
   runKind: Map<string, string>; // "compact" for compaction runs
   held: Map<string, Held>;
   started: Set<string>; // runs a runner claimed (run.started seen)
+  /** When each run first started, from its first run.started (ms): the
+   * activity tree times runs by their events, as the server's fold does. */
+  runStart: Map<string, number>;
   /** Context window of the model answering now (tokens, 0 if unknown). */
   contextWindow: number;
 }
@@ -102,6 +105,7 @@ export function newSessionModel(id: string): SessionModel {
     runKind: new Map(),
     held: new Map(),
     started: new Set(),
+    runStart: new Map(),
     contextWindow: 0,
   };
 }
@@ -316,15 +320,21 @@ type Handler = (m: SessionModel, ev: Envelope, env: ReduceEnv, replay: boolean) 
 
 const closeSegment: Handler = (m, ev, _env, replay) => {
   const p = ev.payload as P.DoneP;
+  const fresh = !m.byId.has(p.id);
   const im = segment(m, ev, p.id, p.turn_id, replay);
-  if (ev.id < im.sig.peek().last_event_id) return; // already folded (the same event again is harmless)
-  set(im, { text: p.text, signature: p.signature || undefined, partial: p.partial || undefined, open: false, last_event_id: ev.id });
+  const before = im.sig.peek();
+  if (ev.id < before.last_event_id) return; // already folded (the same event again is harmless)
+  // The server's rule (internal/transcript reasoningMS): the runner's
+  // figure, else from the first delta to the end when we saw it stream.
+  const durationMs = ev.type === "reasoning.done" && before.open
+    ? A.reasoningMs(p.duration_ms, fresh ? null : before.created_at, ev.ts)
+    : before.duration_ms;
+  set(im, { text: p.text, signature: p.signature || undefined, partial: p.partial || undefined, open: false, last_event_id: ev.id, duration_ms: durationMs || undefined });
   if (ev.type === "reasoning.done") {
     const t = Date.parse(ev.ts);
-    // Never seen starting: its duration is unknown (undefined, not 0).
-    const node: ActivityNode = { id: p.id, type: "think", label: "Thinking", state: "done", startedAt: t, output: p.text, children: [], replay };
+    const node: ActivityNode = { id: p.id, type: "think", label: "Thinking", state: "done", startedAt: t, durationMs: durationMs || undefined, output: p.text, children: [], replay };
     act(m, (r) => A.hasNode(r, ev.run_id, p.id)
-      ? A.updateNode(r, ev.run_id, p.id, (n) => ({ ...live(n), state: "done", endedAt: t, durationMs: Math.max(0, t - n.startedAt), output: p.text }))
+      ? A.updateNode(r, ev.run_id, p.id, (n) => ({ ...live(n), state: "done", endedAt: t, durationMs: durationMs || undefined, output: p.text }))
       : A.addChild(r, ev.run_id, p.turn_id, node, t));
   }
 };
@@ -359,14 +369,30 @@ const resolved: Handler = (m, ev) => {
   if (!im || seen(im, ev)) return;
   const tool = im.sig.peek().tool;
   if (!tool || !TOOL_OPEN.has(tool.status)) return;
-  setTool(im, ev, { status: "pending" });
-  act(m, (r) => A.updateStep(r, ev.run_id, tool.tool_call_id, (n) => ({ ...live(n), state: "running" })));
+  // The server's rule (internal/transcript approvalOutcome).
+  const approval = ev.type === "approval.resolved"
+    ? { outcome: p.status === "resolved" ? p.choice || "deny" : p.status === "expired" ? "expired" : "cancelled" }
+    : tool.approval;
+  setTool(im, ev, { status: "pending", approval });
+  act(m, (r) => A.updateStep(r, ev.run_id, tool.tool_call_id, (n) => ({ ...live(n), state: "running", approval })));
   // Answered: the run waits for a runner to take it again (the store reads
   // whether one is alive and where the run stands in line).
   const run = m.runs.get(ev.run_id);
   if (run && (run.status === "awaiting_approval" || run.status === "awaiting_clarify") && run.waiting?.reason !== "runner") {
     putRun(m, { ...run, waiting: { reason: "runner_slot" } });
   }
+};
+
+/** A remembered rule approved a call (diagnostic auto_approved): nobody was
+ * asked. */
+const autoApproved = (m: SessionModel, ev: Envelope, p: P.DiagnosticP) => {
+  const callId = typeof p.details?.tool_call_id === "string" ? p.details.tool_call_id : "";
+  const im = m.byId.get(callId);
+  const tool = im?.sig.peek().tool;
+  if (!im || !tool || seen(im, ev) || !TOOL_OPEN.has(tool.status)) return;
+  const approval = { outcome: "rule", pattern: typeof p.details?.pattern === "string" ? p.details.pattern : undefined };
+  setTool(im, ev, { approval });
+  act(m, (r) => A.updateStep(r, ev.run_id, callId, (n) => ({ ...n, approval })));
 };
 
 /** Notices (diagnostics, context warnings), keyed by event id like the
@@ -407,8 +433,9 @@ export const handlers: Record<EventType, Handler> = {
     syncUsage(m, { model: model || env.providerOf("").ref, provider: p.provider, demo: !!p.demo, contextWindow: m.contextWindow });
     if (run) {
       const t = Date.parse(ev.ts);
+      if (!m.runStart.has(run.id)) m.runStart.set(run.id, t);
       act(m, (r) => {
-        const next = A.upsertRun(r, A.runNode(run, replay, m.runKind.get(run.id)));
+        const next = A.upsertRun(r, A.runNode(run, replay, m.runKind.get(run.id), { startedAt: m.runStart.get(run.id) }));
         // A run that picks up again after its runner stopped: say so where
         // it happened, between the work before and after.
         return p.resumed ? A.addChild(next, run.id, undefined, A.resumedNode(`rsm_${ev.id}`, p.attempt, t, replay), t) : next;
@@ -524,11 +551,13 @@ export const handlers: Record<EventType, Handler> = {
     const im = m.byId.get(p.tool_call_id);
     if (!im || !im.sig.peek().tool || seen(im, ev)) return;
     setTool(im, ev, {
-      status: p.status as ToolInfo["status"], output: p.output, result: p.result, error: p.error, duration_ms: p.duration_ms, live_output: undefined,
+      status: p.status as ToolInfo["status"], output: p.output, result: p.result, error: p.error, duration_ms: p.duration_ms,
+      wait_ms: p.wait_ms || undefined, live_output: undefined,
     });
     const t = Date.parse(ev.ts);
+    const tool = im.sig.peek().tool!;
     act(m, (r) => A.updateStep(r, ev.run_id, p.tool_call_id, (n) => ({
-      ...live(n), state: A.toolState(p.status), durationMs: p.duration_ms, endedAt: t, result: p.result, output: p.output,
+      ...live(n), state: A.toolState(p.status), durationMs: p.duration_ms, endedAt: t, result: p.result, output: p.output, ...A.toolApproval(tool),
     })));
   },
   "approval.requested": requested,
@@ -554,6 +583,7 @@ export const handlers: Record<EventType, Handler> = {
   "diagnostic": (m, ev, _env, replay) => {
     const p = ev.payload as P.DiagnosticP;
     notice(m, ev, p.level, p.code, p.message, replay, p.details);
+    if (p.code === "auto_approved") autoApproved(m, ev, p);
   },
   "resync": () => {
     // Handled before reducing: the store drops the session and reloads its
@@ -578,7 +608,8 @@ export function apply(m: SessionModel, ev: Envelope, env: ReduceEnv, replay = fa
  * queued behind a busy run) go to the tray instead of the transcript, as
  * they would have live. Existing item signals are reused where the item is
  * unchanged, so re-syncing a cached session re-renders only what moved. */
-export function loadSnapshot(m: SessionModel, items: Item[], runs: Run[], cursor: number, env: ReduceEnv): void {
+export function loadSnapshot(m: SessionModel, snap: Snapshot, runs: Run[], env: ReduceEnv): void {
+  const { items, last_event_id: cursor } = snap;
   const prev = m.byId;
   m.byId = new Map();
   m.byRequest = new Map();
@@ -586,6 +617,8 @@ export function loadSnapshot(m: SessionModel, items: Item[], runs: Run[], cursor
   m.runOrder = new Map();
   m.held = new Map();
   m.started = new Set();
+  m.runStart = new Map();
+  for (const a of snap.activity ?? []) if (a.started_at) m.runStart.set(a.run_id, Date.parse(a.started_at));
   m.state.runs.value = [];
   for (const r of runs) {
     m.runs.set(r.id, r);
@@ -627,27 +660,14 @@ export function loadSnapshot(m: SessionModel, items: Item[], runs: Run[], cursor
   const last = [...runs].reverse().find((r) => r.started_at);
   const model = last?.model ?? "";
   const info = env.providerOf(model);
-  m.contextWindow = env.contextWindowOf(model);
-  syncUsage(m, { model: info.ref, provider: info.provider, demo: info.demo, contextWindow: m.contextWindow, contextTokens: 0 });
-  m.state.activity.value = A.buildActivity(runs, items);
-  m.state.todos.value = [];
+  // The context figures the live view took from run.started, usage,
+  // context.warning and context.compacted, folded by the server alike.
+  m.contextWindow = snap.context?.window || env.contextWindowOf(model);
+  syncUsage(m, { model: info.ref, provider: info.provider, demo: info.demo, contextWindow: m.contextWindow, contextTokens: snap.context?.tokens ?? 0 });
+  m.state.activity.value = A.buildActivity(runs, items, snap.activity);
+  m.state.todos.value = snap.todos ?? [];
   m.state.cursor = cursor;
   m.state.loaded.value = true;
-}
-
-/** Usage events of a finished run, read after the snapshot: the last
- * model call's prompt size is the session's context size now. */
-export function applyRunUsage(m: SessionModel, evs: Envelope[]): void {
-  let ctx = -1;
-  let todos: P.TodoP | null = null;
-  for (const ev of evs) {
-    if (ev.type === "usage" && (ev.payload as P.UsageP).turn_id !== "compaction") ctx = (ev.payload as P.UsageP).turn.input_tokens;
-    if (ev.type === "context.compacted") ctx = (ev.payload as P.CompactedP).tokens_after;
-    if (ev.type === "todo.updated") todos = ev.payload as P.TodoP;
-    if (ev.type === "run.started" && (ev.payload as P.RunStartedP).context_window) m.contextWindow = (ev.payload as P.RunStartedP).context_window!;
-  }
-  if (ctx >= 0 && m.state.usage.peek().contextTokens === 0) syncUsage(m, { contextTokens: ctx, contextWindow: m.contextWindow });
-  if (todos && m.state.todos.peek().length === 0) m.state.todos.value = todos.items ?? [];
 }
 
 export const isTerminal = (status: string) => TERMINAL.has(status);

@@ -29,11 +29,11 @@ import { createDebugHooks } from "./debug";
 import { notifyState, requestPermission, setMuted, showRequest } from "./notify";
 import type * as P from "./payloads";
 import {
-  apply, applyRunUsage, handlers, loadSnapshot, newSessionModel, setWaiting, stoppableRun, waitingRuns, type ReduceEnv, type SessionModel,
+  apply, handlers, loadSnapshot, newSessionModel, setWaiting, stoppableRun, waitingRuns, type ReduceEnv, type SessionModel,
 } from "./reducer";
 import { createStream } from "./stream";
 import { loadToken, saveToken } from "./token";
-import type { Command, Connection, Envelope, EventType, Health, HumanRequest, Item, Run, Session } from "./types";
+import type { Command, Connection, Envelope, EventType, Health, HumanRequest, Run, Session, Snapshot } from "./types";
 
 /** Lifecycle events: the ones GET /api/events carries from every session. */
 const LIFECYCLE: ReadonlySet<EventType> = new Set<EventType>([
@@ -131,7 +131,6 @@ export function createStore(): Store & StoreInternals {
   let buffer: Envelope[] = []; // recent lifecycle events, ascending ids
   let streamSession: string | null = null; // the session the open stream carries in full
   let loadSeq = 0;
-  let usageAbort: AbortController | null = null;
   let applied = 0;
   let refreshTimer = 0;
   let deepPages = false; // pages past the first are loaded
@@ -451,8 +450,7 @@ export function createStore(): Store & StoreInternals {
   /** Loads (or re-syncs) session `id` and moves the stream onto it. */
   const load = async (id: string, reset = false): Promise<void> => {
     const seq = ++loadSeq;
-    usageAbort?.abort();
-    const msgs = await api.get<{ items: Item[]; last_event_id: number }>(`/api/sessions/${id}/messages`);
+    const msgs = await api.get<Snapshot>(`/api/sessions/${id}/messages`);
     if (seq !== loadSeq) return;
     if (!msgs.ok) {
       if (msgs.error.code === "unauthorized") return; // boot() loads it again
@@ -484,22 +482,13 @@ export function createStore(): Store & StoreInternals {
     const m = cache.get(id) ?? newSessionModel(id);
     remember(m);
     batch(() => {
-      loadSnapshot(m, msgs.value.items, runs.value.runs, msgs.value.last_event_id, env);
+      loadSnapshot(m, msgs.value, runs.value.runs, env);
       if (activeId.peek() === id) activeModel.value = m;
     });
     // Resume from the snapshot, or from where the tab's stream was if that
     // is older: lifecycle events of other sessions in between still count.
     const seen = Math.max(stream.lastId(), listCursor);
     openStream(id, reset || seen === 0 ? msgs.value.last_event_id : Math.min(msgs.value.last_event_id, seen), reset);
-    // The context size lives in usage events, which the snapshot lacks:
-    // read the last finished run's events for it (in the background).
-    const lastDone = [...runs.value.runs].reverse().find((r) => r.terminal && r.started_at);
-    if (lastDone) {
-      const ctl = (usageAbort = new AbortController());
-      void api.readFinishedRun<Envelope>(lastDone.id, ctl.signal).then((evs) => {
-        if (!ctl.signal.aborted && activeModel.peek() === m) applyRunUsage(m, evs);
-      });
-    }
   };
 
   const remember = (m: SessionModel) => {

@@ -119,10 +119,17 @@ export type ToolStatus =
   | "pending" | "awaiting_approval" | "awaiting_clarify" | "running"
   | "ok" | "error" | "timeout" | "denied" | "cancelled";
 
+/** How a call's approval was settled: a person's choice (once, session,
+ * always, deny), expired, cancelled, or "rule" (a remembered rule matched;
+ * pattern is the rule's). */
+export interface ApprovalInfo { outcome: string; pattern?: string }
+
 export interface ToolInfo {
   tool_call_id: string; name: string; label: string; args: unknown;
   status: ToolStatus; output?: string; result?: any; error?: string;
-  duration_ms?: number; request_id?: string;
+  /** The call's own time, without wait_ms (the wait for a person). */
+  duration_ms?: number; wait_ms?: number; request_id?: string;
+  approval?: ApprovalInfo;
   /** Client-only: live output from tool.updated while running. */
   live_output?: string;
   /** Client-only: ms timestamp of tool.started (for a running timer). */
@@ -136,6 +143,8 @@ export type ItemKind = "user" | "assistant" | "reasoning" | "tool_call" | "run_e
 export interface Item {
   id: string; kind: ItemKind; run_id: string; turn_id?: string; created_at: string;
   text?: string; signature?: string; open?: boolean; partial?: boolean;
+  /** Reasoning: how long the model thought (absent or 0: unknown). */
+  duration_ms?: number;
   tool?: ToolInfo; status?: string; error?: ErrorInfo;
   compaction?: { reason: string; summary: string; tokens_saved: number; original_count: number; compacted_count: number; covered_messages: number };
   last_event_id: number;
@@ -149,6 +158,18 @@ export interface Item {
   /** Assistant text cut short that its resumed run answered again after
    * (folded away so nothing reads twice). */
   superseded?: boolean;
+}
+
+/** GET .../messages besides the items: what the fold derives for the
+ * activity tree, the todo list and the context meter (docs/API.md). */
+export interface ActivityStep {
+  kind: "turn" | "resumed"; id: string; started_at: string;
+  state: "running" | "done" | "error"; duration_ms?: number; attempt?: number;
+}
+export interface RunActivity { run_id: string; started_at?: string; ended_at?: string; steps: ActivityStep[] }
+export interface SessionContext { tokens: number; window: number }
+export interface Snapshot {
+  items: Item[]; activity?: RunActivity[]; todos?: TodoItem[]; context?: SessionContext; last_event_id: number;
 }
 
 /** Items are held one signal each, so a streaming delta re-renders only
@@ -165,6 +186,9 @@ export interface ActivityNode {
   state: "running" | "done" | "error" | "waiting";
   tool?: string; args?: unknown; result?: unknown; output?: string;
   startedAt: number; endedAt?: number; durationMs?: number;
+  /** Tools: how the approval was settled, and the wait for a person
+   * (set only when one was asked). */
+  approval?: ApprovalInfo; waitMs?: number;
   /** Runs: the n-th execution (shown from the second on). */
   attempt?: number;
   children: ActivityNode[];

@@ -1,11 +1,12 @@
 // The activity feed (seed 002): run → turns → reasoning and tool nodes, with
 // state dots, durations and expandable arguments/results. History loaded
-// from the snapshot (replay) is dimmed and older runs fold into one group;
-// the agent's todo list sits on top.
+// from the snapshot (replay) is dimmed and older finished runs fold into one
+// group; the agent's todo list sits on top.
 
 import { useState } from "preact/hooks";
 import type { ActivityNode, SessionState, TodoItem } from "../state/types";
 import { JsonBlock, OutputBlock } from "./Output";
+import { approvalText, waitText } from "./RequestCard";
 import { IconBrain, IconChevron, IconCpu, IconInfo, IconPlay, ToolIcon } from "./icons";
 import { fmtDuration, fmtElapsed, useNow } from "./util";
 
@@ -29,6 +30,13 @@ function Duration({ node }: { node: ActivityNode }) {
   // A finished node with no measurable time (history without timings).
   if (ms == null || !isFinite(ms) || (ms <= 0 && !running)) return null;
   return <span class="act-dur">{running && node.endedAt == null ? fmtElapsed(ms) : fmtDuration(ms)}</span>;
+}
+
+/** A tool's approval outcome and its wait for a person, under its row
+ * (apart from its own duration). */
+function ApprovalNote({ node }: { node: ActivityNode }) {
+  const text = [node.approval ? approvalText(node.approval) : "", waitText(node.waitMs, node.tool ?? "")].filter(Boolean).join(" · ");
+  return <div class="act-note" data-testid="activity-approval">{text}</div>;
 }
 
 function hasDetails(n: ActivityNode): boolean {
@@ -81,6 +89,7 @@ function Node({ node, defaultOpen }: { node: ActivityNode; defaultOpen: boolean 
         {node.attempt && <span class="act-attempt" title={`Execution ${node.attempt} of this run`}>attempt {node.attempt}</span>}
         {node.type !== "marker" && <Duration node={node} />}
       </button>
+      {(node.approval || node.waitMs) && <ApprovalNote node={node} />}
       {branch && isOpen && (
         <>
           {hasDetails(node) && <NodeDetailsToggle node={node} />}
@@ -138,10 +147,11 @@ export function ActivityPanel({ session }: { session: SessionState }) {
 
   const runs = roots.slice(-MAX_RUNS);
   const omitted = roots.length - runs.length;
-  // Replayed runs before the newest one fold into "Earlier runs (N)"; the
-  // newest run and anything live stay out.
+  // Finished runs before the newest one fold into "Earlier runs (N)", live
+  // or loaded alike (a reload shows what the live view showed); the newest
+  // run and anything not finished stay out.
   let split = 0;
-  while (split < runs.length - 1 && runs[split].replay) split++;
+  while (split < runs.length - 1 && runs[split].endedAt != null) split++;
   const earlier = runs.slice(0, split);
   const recent = runs.slice(split);
 

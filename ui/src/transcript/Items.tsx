@@ -15,8 +15,6 @@ import { fmtDuration, parseTime } from "./util";
 
 /** What entries need from the transcript around them. */
 export interface TranscriptEnv {
-  /** Reasoning durations (ms) by reasoning item id, from the activity tree. */
-  thinkMs: ReadonlySignal<Map<string, number>>;
   /** Puts a finished assistant message into the polite live region. */
   announce(text: string): void;
   /** The run a person may resume, and the notice item its Resume button
@@ -81,17 +79,9 @@ function Reasoning({ item }: { item: Item }) {
   // null: follow the default (expanded while thinking, collapsed after).
   const [choice, setChoice] = useState<boolean | null>(null);
   const expanded = choice ?? open;
-  // Duration measured here when we saw it stream, else from the activity
-  // tree; history of finished runs has none (the snapshot dates a closed
-  // segment by its end), so it reads just "Thought".
-  const started = useRef<number | null>(open ? Date.now() : null);
-  const [liveMs, setLiveMs] = useState<number | null>(null);
-  useEffect(() => {
-    if (!open && started.current != null && liveMs == null) setLiveMs(Date.now() - started.current);
-  }, [open]);
-  // 0 or less means "unknown".
-  const pos = (v: number | null | undefined) => (v != null && v > 0 ? v : null);
-  const ms = open ? null : pos(env?.thinkMs.value.get(item.id)) ?? pos(liveMs);
+  // The folded duration (item.duration_ms), the same live and after a
+  // reload; absent or 0 means unknown, and it reads just "Thought".
+  const ms = open || !item.duration_ms || item.duration_ms <= 0 ? null : item.duration_ms;
   const label = open
     ? "Thinking…"
     : ms != null

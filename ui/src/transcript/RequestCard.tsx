@@ -4,10 +4,10 @@
 // for the resolving event to move the request out of `pending`.
 
 import { useState } from "preact/hooks";
-import type { ApprovalPrompt, ClarifyPrompt, HumanRequest } from "../state/types";
+import type { ApprovalInfo, ApprovalPrompt, ClarifyPrompt, HumanRequest } from "../state/types";
 import type { ActionError } from "../state/contract";
 import { useStore } from "../state/context";
-import { parseTime, useNow, fmtElapsed } from "./util";
+import { fmtDuration, fmtElapsed, parseTime, useNow } from "./util";
 import { IconQuestion, IconShield } from "./icons";
 
 export const CHOICE_LABELS: Record<string, string> = {
@@ -17,12 +17,30 @@ export const CHOICE_LABELS: Record<string, string> = {
   deny: "Deny",
 };
 
-const OUTCOME_LABELS: Record<string, string> = {
-  once: "Allowed once",
-  session: "Allowed for this session",
-  always: "Always allowed",
-  deny: "Denied",
-};
+/** How an approval was settled, in words: the same on the request card,
+ * the tool card and the activity tree, live and after a reload (all read
+ * the folded outcome, ApprovalInfo). */
+export function approvalText(a: ApprovalInfo): string {
+  switch (a.outcome) {
+    case "once": return "allowed once by you";
+    case "session": return "allowed for this session by you";
+    case "always": return "always allowed by you";
+    case "deny": return "denied by you";
+    case "expired": return "expired";
+    case "cancelled": return "cancelled";
+    case "rule": return a.pattern ? `allowed by rule ${a.pattern}` : "allowed by a remembered rule";
+    default: return a.outcome;
+  }
+}
+
+/** "waited 12s for approval": the wait for a person, shown apart from the
+ * call's own duration. Empty when nobody was asked. */
+export function waitText(waitMs: number | undefined, tool: string): string {
+  if (!waitMs || waitMs <= 0) return "";
+  return `waited ${fmtDuration(waitMs)} for ${tool === "clarify" ? "an answer" : "approval"}`;
+}
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 const RISK_LABELS: Record<string, string> = {
   dangerous_command: "Dangerous command",
@@ -65,14 +83,14 @@ export function RequestOutcome({ req }: { req: HumanRequest }) {
   let cls = "";
   if (req.status === "resolved") {
     if (req.kind === "approval") {
-      text = OUTCOME_LABELS[req.response ?? ""] ?? `Answered: ${req.response ?? ""}`;
+      text = capitalize(approvalText({ outcome: req.response || "deny" }));
       cls = req.response === "deny" ? "outcome-deny" : "outcome-ok";
     } else {
       text = `Answered: ${req.response ?? ""}`;
       cls = "outcome-ok";
     }
   } else if (req.status === "expired") {
-    text = "Expired without an answer";
+    text = req.kind === "approval" ? capitalize(approvalText({ outcome: "expired" })) : "Expired without an answer";
     cls = "outcome-deny";
   } else if (req.status === "cancelled") {
     text = "Cancelled";
@@ -231,6 +249,20 @@ export function RequestCard({ req }: { req: HumanRequest }) {
       ) : (
         <ClarifyBody req={req} p={p as ClarifyPrompt} />
       )}
+    </div>
+  );
+}
+
+/** The approval line of a tool card: how its approval was settled and how
+ * long the call waited for it. */
+export function ApprovalLine({ approval, waitMs, tool }: { approval?: ApprovalInfo; waitMs?: number; tool: string }) {
+  const wait = waitText(waitMs, tool);
+  if (!approval && !wait) return null;
+  const text = [approval ? approvalText(approval) : "", wait].filter(Boolean).join(" · ");
+  const deny = approval && approval.outcome !== "once" && approval.outcome !== "session" && approval.outcome !== "always" && approval.outcome !== "rule";
+  return (
+    <div class={"tool-approval" + (deny ? " outcome-deny" : "")} data-testid="tool-approval" data-outcome={approval?.outcome}>
+      {capitalize(text)}
     </div>
   );
 }

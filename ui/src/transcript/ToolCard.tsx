@@ -7,7 +7,7 @@ import type { ComponentChildren } from "preact";
 import { useRef, useState } from "preact/hooks";
 import type { HumanRequest, ToolInfo, ToolStatus } from "../state/types";
 import { useStore } from "../state/context";
-import { RequestAnswered, RequestCard } from "./RequestCard";
+import { ApprovalLine, RequestAnswered, RequestCard } from "./RequestCard";
 import { Diff } from "./Diff";
 import { JsonBlock, OutputBlock } from "./Output";
 import { IconChevron, ToolIcon } from "./icons";
@@ -235,6 +235,7 @@ export function ToolCard({ tool: t }: { tool: ToolInfo }) {
           <StatusPill status={interrupted ? "interrupted" : t.status} elapsed={elapsed} />
         </span>
       </button>
+      {!waiting && <ApprovalLine approval={t.approval} waitMs={t.request_id ? t.wait_ms : undefined} tool={t.name} />}
       {failed && t.error && <div class="tool-error">{t.error}</div>}
       {interrupted && <div class="tool-note" data-testid="tool-interrupted">{interruptedText(t.error!)}</div>}
       {waiting && (req ? <div class="tool-req"><RequestCard req={req} /></div> : <RequestAnswered />)}

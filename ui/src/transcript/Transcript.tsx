@@ -13,7 +13,7 @@
 import { computed } from "@preact/signals";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { resumableRun, stalledRuns } from "../state/reducer";
-import type { ActivityNode, ItemModel, SessionState } from "../state/types";
+import type { ItemModel, SessionState } from "../state/types";
 import { ItemView, ResumeBar, TranscriptCtx, type TranscriptEnv } from "./Items";
 import { onTranscriptPin } from "./pin";
 
@@ -23,19 +23,6 @@ const BOTTOM_SLACK = 40; // px from the bottom that still counts as "at the bott
 export function Transcript({ session }: { session: SessionState }) {
   // A fresh view (scroll state, paging) per session.
   return <TranscriptView key={session.id} session={session} />;
-}
-
-function thinkDurations(roots: ActivityNode[]): Map<string, number> {
-  const m = new Map<string, number>();
-  const walk = (n: ActivityNode) => {
-    if (n.type === "think") {
-      const d = n.durationMs ?? (n.endedAt != null ? n.endedAt - n.startedAt : undefined);
-      if (d != null) m.set(n.id, d);
-    }
-    for (const c of n.children) walk(c);
-  };
-  for (const r of roots) walk(r);
-  return m;
 }
 
 /** How much content an item has; an item whose size changed while the
@@ -49,14 +36,7 @@ const TAIL = 6; // items at the end checked for growth
 /** The transcript's views of one session's state. Each returns its previous
  * value while nothing it shows changed, so entries reading it do not
  * re-render on every update (tool output, deltas, usage). */
-function sessionViews(session: SessionState): Pick<TranscriptEnv, "thinkMs" | "resume" | "stalled"> {
-  let lastThink = new Map<string, number>();
-  const thinkMs = computed(() => {
-    const next = thinkDurations(session.activity.value);
-    const prev = lastThink;
-    if (next.size === prev.size && [...next].every(([k, v]) => prev.get(k) === v)) return prev;
-    return (lastThink = next);
-  });
+function sessionViews(session: SessionState): Pick<TranscriptEnv, "resume" | "stalled"> {
   let lastStalled = new Set<string>();
   const stalled = computed(() => {
     const next = stalledRuns(session.runs.value);
@@ -76,7 +56,7 @@ function sessionViews(session: SessionState): Pick<TranscriptEnv, "thinkMs" | "r
     }
     return { run, anchor: null };
   });
-  return { thinkMs, stalled, resume };
+  return { stalled, resume };
 }
 
 function TranscriptView({ session }: { session: SessionState }) {
