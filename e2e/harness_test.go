@@ -391,6 +391,18 @@ func checkJournal(t *testing.T, evs []event.Event) {
 	}
 }
 
+// ofRuns drops the session lifecycle events (no run) a session stream
+// carries, leaving what a run's journal can be compared with.
+func ofRuns(evs []event.Event) []event.Event {
+	var out []event.Event
+	for _, e := range evs {
+		if e.RunID != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 func countType(evs []event.Event, typ event.Type) int {
 	n := 0
 	for _, e := range evs {

@@ -60,7 +60,7 @@ func TestWebRestartRunKeepsGoing(t *testing.T) {
 
 	evs := web2.journal(t, r.ID)
 	checkOnce(t, evs, "cancelled")
-	for i, e := range append(seen, more...) {
+	for i, e := range ofRuns(append(seen, more...)) {
 		if evs[i].ID != e.ID || string(evs[i].Payload) != string(e.Payload) {
 			t.Fatalf("journal event %d differs from what was streamed", i)
 		}
