@@ -6,7 +6,12 @@
 // Consistency model. Lists (sessions, pending requests) are refetched on
 // every stream (re)open; GET /api/sessions returns the cursor it was read
 // at, and the lifecycle events we hold past that cursor are re-applied on
-// top, so a refetch never rolls the sidebar back. The sessions list is
+// top, so a refetch never rolls the sidebar back. Between refetches the
+// stream keeps the list current on its own: session.created inserts,
+// session.updated and title.updated rename, session.deleted removes, from
+// this tab, another one or any other client. A deleted session that is on
+// screen gives way to its neighbour in the list (or the empty state), with
+// a notice when someone else deleted it. The sessions list is
 // paged (50 a page, newest first): a refetch reads the first page and keeps
 // the older pages the person scrolled in (see mergeFirstPage). The session on screen is
 // GET .../messages + GET .../runs, then the stream resumes after the
@@ -31,12 +36,20 @@ import type * as P from "./payloads";
 import { apply, applyRunUsage, handlers, loadSnapshot, newSessionModel, type ReduceEnv, type SessionModel } from "./reducer";
 import { createStream } from "./stream";
 import { loadToken, saveToken } from "./token";
-import type { Command, Connection, Envelope, EventType, Health, HumanRequest, Item, Run, Session } from "./types";
+import type {
+  Command, Connection, Envelope, EventType, Health, HumanRequest, Item, Run, Session,
+  SessionCreatedP, SessionDeletedP, SessionEventType, SessionUpdatedP,
+} from "./types";
 
+type AnyEventType = EventType | SessionEventType;
+/** Session lifecycle types: applied here, to the sessions list (the
+ * reducer folds the rest). Listed for window.caduceus.handledEventTypes(). */
+const SESSION_EVENTS: readonly SessionEventType[] = ["session.created", "session.updated", "session.deleted"];
 /** Lifecycle events: the ones GET /api/events carries from every session. */
-const LIFECYCLE: ReadonlySet<EventType> = new Set<EventType>([
+const LIFECYCLE: ReadonlySet<AnyEventType> = new Set<AnyEventType>([
   "run.queued", "run.started", "run.status", "run.done", "title.updated",
   "approval.requested", "approval.resolved", "clarify.requested", "clarify.resolved",
+  ...SESSION_EVENTS,
 ]);
 const CACHE_SIZE = 4; // recently viewed sessions kept in memory
 const BUFFER_SIZE = 500; // lifecycle events kept to re-apply after a list refetch
@@ -44,7 +57,7 @@ const SESSIONS_PAGE = 50; // GET /api/sessions page size (the server's default)
 const HEALTH_EVERY_MS = 15_000; // health poll while the tab is visible
 const HEALTH_AFTER_EVENT_MS = 250; // a burst of run events costs one fetch
 /** Run events that change what GET /api/health counts. */
-const RUN_EVENTS: ReadonlySet<EventType> = new Set<EventType>(["run.queued", "run.started", "run.status", "run.done"]);
+const RUN_EVENTS: ReadonlySet<AnyEventType> = new Set<AnyEventType>(["run.queued", "run.started", "run.status", "run.done"]);
 
 interface ModelFacts { provider: string; demo: boolean; contextWindow: number }
 interface SessionPage { sessions: Session[]; next_cursor: string; last_event_id: number }
@@ -135,6 +148,7 @@ export function createStore(): Store & StoreInternals {
   let moreLoading: Promise<ActionError | null> | null = null;
   let token = loadToken();
   let blocked = false; // the server refused our token: wait for a new one
+  const deleting = new Set<string>(); // sessions this tab is deleting: no "deleted elsewhere" notice
   let hooksReady = false;
   let healthTimer = 0;
   let healthBusy = false; // a fetch is in flight
@@ -203,6 +217,7 @@ export function createStore(): Store & StoreInternals {
   /** Applies a lifecycle event to the sessions list and the pending
    * requests; `fresh` events may also raise a browser notification. */
   const applyLifecycle = (ev: Envelope, fresh: boolean) => {
+    if (applySessionEvent(ev)) return;
     const known = patchSession(ev.session_id, (s) => {
       switch (ev.type) {
         case "run.queued":
@@ -251,6 +266,36 @@ export function createStore(): Store & StoreInternals {
         if (pending.peek().some((r) => r.run_id === ev.run_id)) pending.value = pending.peek().filter((r) => r.run_id !== ev.run_id);
         break;
     }
+  };
+
+  /** Applies a session.* event to the list; false for any other type. Each
+   * is idempotent: a refetch re-applies the ones past its cursor. */
+  const applySessionEvent = (ev: Envelope): boolean => {
+    switch (ev.type) {
+      case "session.created": {
+        const p = (ev.payload as SessionCreatedP).session;
+        // Our own create may have inserted it already, with run state.
+        if (p && !sessions.peek().some((s) => s.id === p.id)) upsertSession({ ...p, status: "idle", queued_runs: 0 });
+        return true;
+      }
+      case "session.updated": {
+        const p = ev.payload as SessionUpdatedP;
+        const known = patchSession(ev.session_id, (s) => ({
+          ...s,
+          ...(p.title !== undefined ? { title: p.title } : {}),
+          ...(p.model !== undefined ? { model: p.model } : {}),
+          updated_at: p.updated_at && p.updated_at > s.updated_at ? p.updated_at : s.updated_at,
+        }));
+        // On a page not loaded: the update moved it to the top, so the
+        // first page has it now.
+        if (!known) scheduleRefresh();
+        return true;
+      }
+      case "session.deleted":
+        sessionGone((ev.payload as SessionDeletedP).id || ev.session_id, !deleting.has(ev.session_id));
+        return true;
+    }
+    return false;
   };
 
   /** Refetches the first page of sessions (keeping older pages loaded)
@@ -385,10 +430,7 @@ export function createStore(): Store & StoreInternals {
       // blocks the store and closes the stream).
       const sid = streamSession;
       void api.get<unknown>(sid ? `/api/sessions/${sid}` : "/api/meta").then((r) => {
-        if (sid && !r.ok && r.error.code === "not_found" && activeId.peek() === sid) {
-          dropSession(sid);
-          selectSession(null, { replace: true });
-        }
+        if (sid && !r.ok && r.error.code === "not_found") sessionGone(sid, true);
       });
     },
     onConnection: (c) => (connection.value = c),
@@ -417,8 +459,30 @@ export function createStore(): Store & StoreInternals {
 
   const dropSession = (id: string) => {
     cache.delete(id);
-    sessions.value = sessions.peek().filter((s) => s.id !== id);
-    pending.value = pending.peek().filter((r) => r.session_id !== id);
+    if (sessions.peek().some((s) => s.id === id)) sessions.value = sessions.peek().filter((s) => s.id !== id);
+    if (pending.peek().some((r) => r.session_id === id)) pending.value = pending.peek().filter((r) => r.session_id !== id);
+  };
+
+  /** Session `id` no longer exists: it leaves the list, and if it is on
+   * screen its neighbour in the list (the next older, else the next newer)
+   * takes its place, or the empty state when none is left. `notice`: say so
+   * (someone else deleted it, or it was already gone when we looked). */
+  const sessionGone = (id: string, notice: boolean) => {
+    const shown = activeId.peek() === id;
+    const list = visibleSessions.peek();
+    const i = list.findIndex((s) => s.id === id);
+    const title = i >= 0 ? list[i].title : "";
+    const next = i < 0 ? null : (list[i + 1] ?? list[i - 1] ?? null);
+    dropSession(id);
+    if (!shown) return;
+    if (notice) {
+      const name = title ? `“${title}”` : "This session";
+      toast.value = {
+        code: "session_deleted",
+        message: `${name} was deleted, in another tab or by another client.${next ? ` Showing “${next.title || "New session"}” instead.` : ""}`,
+      };
+    }
+    selectSession(next?.id ?? null, { replace: true });
   };
 
   /** Loads (or re-syncs) session `id` and moves the stream onto it. */
@@ -430,9 +494,7 @@ export function createStore(): Store & StoreInternals {
     if (!msgs.ok) {
       if (msgs.error.code === "unauthorized") return; // boot() loads it again
       if (msgs.error.code === "not_found") {
-        dropSession(id);
-        toast.value = { code: "not_found", message: "That session does not exist any more." };
-        selectSession(null, { replace: true });
+        sessionGone(id, true);
       } else {
         // Server unreachable: keep what we show and try again shortly.
         window.setTimeout(() => seq === loadSeq && void load(id, reset), 2000);
@@ -540,13 +602,17 @@ export function createStore(): Store & StoreInternals {
     },
 
     async deleteSession(id) {
+      // Its session.deleted may arrive before the answer: it is ours, so no
+      // "deleted elsewhere" notice for it.
+      deleting.add(id);
       const r = await api.del(`/api/sessions/${id}`);
-      if (!r.ok) {
+      deleting.delete(id);
+      // Already gone (deleted elsewhere meanwhile): what the person wanted.
+      if (!r.ok && r.error.code !== "not_found") {
         if (r.error.code === "session_busy") return fail({ code: r.error.code, message: `Cannot delete this session: ${r.error.message}.` });
         return fail(r.error);
       }
-      dropSession(id);
-      if (activeId.peek() === id) selectSession(null, { replace: true });
+      sessionGone(id, false);
       return null;
     },
 
@@ -628,7 +694,7 @@ export function createStore(): Store & StoreInternals {
       if (hooksReady || (!r.ok && r.error.code === "unauthorized")) return;
       hooksReady = true;
       createDebugHooks(store, {
-        handledEventTypes: () => Object.keys(handlers),
+        handledEventTypes: () => [...Object.keys(handlers), ...SESSION_EVENTS],
         lastEventId: () => Math.max(stream.lastId(), activeModel.peek()?.state.cursor ?? 0),
         streamOpens: () => stream.opens(),
         applied: () => applied,
