@@ -292,7 +292,7 @@ export function createStore(): Store & StoreInternals {
         return true;
       }
       case "session.deleted":
-        sessionGone((ev.payload as SessionDeletedP).id || ev.session_id, !deleting.has(ev.session_id));
+        sessionGone((ev.payload as SessionDeletedP).id || ev.session_id, deleting.has(ev.session_id) ? null : "deleted");
         return true;
     }
     return false;
@@ -430,7 +430,7 @@ export function createStore(): Store & StoreInternals {
       // blocks the store and closes the stream).
       const sid = streamSession;
       void api.get<unknown>(sid ? `/api/sessions/${sid}` : "/api/meta").then((r) => {
-        if (sid && !r.ok && r.error.code === "not_found") sessionGone(sid, true);
+        if (sid && !r.ok && r.error.code === "not_found") sessionGone(sid, "missing");
       });
     },
     onConnection: (c) => (connection.value = c),
@@ -465,9 +465,10 @@ export function createStore(): Store & StoreInternals {
 
   /** Session `id` no longer exists: it leaves the list, and if it is on
    * screen its neighbour in the list (the next older, else the next newer)
-   * takes its place, or the empty state when none is left. `notice`: say so
-   * (someone else deleted it, or it was already gone when we looked). */
-  const sessionGone = (id: string, notice: boolean) => {
+   * takes its place, or the empty state when none is left. `notice` says
+   * why when it was on screen: "deleted" (someone else deleted it) or
+   * "missing" (it was already gone when we looked). */
+  const sessionGone = (id: string, notice: "deleted" | "missing" | null) => {
     const shown = activeId.peek() === id;
     const list = visibleSessions.peek();
     const i = list.findIndex((s) => s.id === id);
@@ -477,9 +478,10 @@ export function createStore(): Store & StoreInternals {
     if (!shown) return;
     if (notice) {
       const name = title ? `“${title}”` : "This session";
+      const why = notice === "deleted" ? "was deleted in another tab or by another client" : "no longer exists: it was deleted";
       toast.value = {
         code: "session_deleted",
-        message: `${name} was deleted, in another tab or by another client.${next ? ` Showing “${next.title || "New session"}” instead.` : ""}`,
+        message: `${name} ${why}.${next ? ` Showing “${next.title || "New session"}” instead.` : ""}`,
       };
     }
     selectSession(next?.id ?? null, { replace: true });
@@ -494,7 +496,7 @@ export function createStore(): Store & StoreInternals {
     if (!msgs.ok) {
       if (msgs.error.code === "unauthorized") return; // boot() loads it again
       if (msgs.error.code === "not_found") {
-        sessionGone(id, true);
+        sessionGone(id, "missing");
       } else {
         // Server unreachable: keep what we show and try again shortly.
         window.setTimeout(() => seq === loadSeq && void load(id, reset), 2000);
@@ -612,7 +614,7 @@ export function createStore(): Store & StoreInternals {
         if (r.error.code === "session_busy") return fail({ code: r.error.code, message: `Cannot delete this session: ${r.error.message}.` });
         return fail(r.error);
       }
-      sessionGone(id, false);
+      sessionGone(id, null);
       return null;
     },
 
