@@ -487,6 +487,15 @@ export function createStore(): Store & StoreInternals {
     selectSession(next?.id ?? null, { replace: true });
   };
 
+  /** An action on session `id` found it deleted (before its session.deleted
+   * arrived): the session goes with a notice instead of an error toast.
+   * Returns the error when that is what happened, else null. */
+  const gone = (id: string, e: ActionError): ActionError | null => {
+    if (e.code !== "not_found") return null;
+    sessionGone(id, "missing");
+    return e;
+  };
+
   /** Loads (or re-syncs) session `id` and moves the stream onto it. */
   const load = async (id: string, reset = false): Promise<void> => {
     const seq = ++loadSeq;
@@ -598,7 +607,7 @@ export function createStore(): Store & StoreInternals {
 
     async renameSession(id, title) {
       const r = await api.patch<Session>(`/api/sessions/${id}`, { title: title.trim() });
-      if (!r.ok) return fail(r.error);
+      if (!r.ok) return gone(id, r.error) ?? fail(r.error);
       patchSession(id, (s) => ({ ...s, title: r.value.title }));
       return null;
     },
@@ -654,7 +663,7 @@ export function createStore(): Store & StoreInternals {
       const id = activeId.peek();
       if (!id) return fail({ code: "no_session", message: "Open or create a session first." });
       const r = await api.patch<Session>(`/api/sessions/${id}`, { model: ref });
-      if (!r.ok) return fail(r.error);
+      if (!r.ok) return gone(id, r.error) ?? fail(r.error);
       patchSession(id, (s) => ({ ...s, model: r.value.model }));
       return null;
     },
