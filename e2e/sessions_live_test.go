@@ -30,7 +30,7 @@ func TestSessionsLive(t *testing.T) {
 
 	// next waits for the next session event (runs of other sessions also
 	// flow on the tab stream) and returns it with the time it took since
-	// the API call that caused it returned.
+	// the API call that caused it was made.
 	var lags []time.Duration
 	next := func(what string, since time.Time) event.Event {
 		t.Helper()
@@ -39,7 +39,7 @@ func TestSessionsLive(t *testing.T) {
 		lag := time.Since(since)
 		lags = append(lags, lag)
 		if lag > time.Second {
-			t.Errorf("%s reached the stream %s after the API answered, want within a second", what, lag)
+			t.Errorf("%s reached the stream %s after the API call, want within a second", what, lag)
 		}
 		return e
 	}
@@ -115,7 +115,7 @@ func TestSessionsLive(t *testing.T) {
 	if ownEvs[0].Type != event.SessionCreated {
 		t.Fatalf("the session stream began with %s, want session.created", ownEvs[0].Type)
 	}
-	t.Logf("stream lag after the API answered: %v", lags)
+	t.Logf("stream lag after the API call: %v", lags)
 
 	// Reload: the list agrees with what the stream said.
 	var now struct {
