@@ -370,17 +370,37 @@ func (s *server) journal(t *testing.T, runID string) []event.Event {
 	return openStream(t, s.URL+"/api/runs/"+runID+"/events", nil).drain(t)
 }
 
-// checkJournal asserts seq is 1..n without gaps and ids strictly increase.
+// checkJournal asserts seq is 1..n without gaps per run (and per session for
+// the session lifecycle events, which belong to no run) and ids strictly
+// increase.
 func checkJournal(t *testing.T, evs []event.Event) {
 	t.Helper()
+	last := map[[2]string]int64{}
 	for i, e := range evs {
-		if e.Seq != int64(i+1) {
-			t.Fatalf("event %d (%s): seq %d, want %d", i, e.Type, e.Seq, i+1)
+		k := [2]string{e.RunID, ""}
+		if e.RunID == "" {
+			k[1] = e.SessionID
 		}
+		if e.Seq != last[k]+1 {
+			t.Fatalf("event %d (%s): seq %d, want %d", i, e.Type, e.Seq, last[k]+1)
+		}
+		last[k] = e.Seq
 		if i > 0 && e.ID <= evs[i-1].ID {
 			t.Fatalf("event %d: id %d not after %d", i, e.ID, evs[i-1].ID)
 		}
 	}
+}
+
+// ofRuns drops the session lifecycle events (no run) a session stream
+// carries, leaving what a run's journal can be compared with.
+func ofRuns(evs []event.Event) []event.Event {
+	var out []event.Event
+	for _, e := range evs {
+		if e.RunID != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func countType(evs []event.Event, typ event.Type) int {

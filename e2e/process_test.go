@@ -184,6 +184,7 @@ func TestKillMidStreamInterrupts(t *testing.T) {
 		return n == 30
 	})
 	p.stop(t, syscall.SIGKILL)
+	live = ofRuns(live) // the session stream began with session.created
 
 	p2 := startProc(t, dataDir, ws, sp)
 	got := p2.waitStatus(t, r.ID, "interrupted")

@@ -46,6 +46,7 @@ func TestRunWithApprovalCompletes(t *testing.T) {
 		}
 	}
 	want := []event.Type{
+		event.SessionCreated, // the session stream carries the session's own lifecycle
 		event.RunQueued, event.MessageUser, event.TitleUpdated, event.RunStarted,
 		event.TurnStarted, event.ReasoningDone, event.MessageDone, event.TurnEnded, event.Usage, event.ToolStarted,
 		event.ApprovalRequested, event.RunStatus, event.ApprovalResolved, event.RunStatus, event.ToolDone,
@@ -138,8 +139,9 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 			}
 			// A finished run replays its whole journal and terminal state.
 			replay := s.journal(t, r.ID)
-			if len(replay) != len(union) || !replay[len(replay)-1].Terminal {
-				t.Fatalf("replay has %d events (terminal %v), live had %d", len(replay), replay[len(replay)-1].Terminal, len(union))
+			live := len(union) - countType(union, event.SessionCreated) // of the session, not the run
+			if len(replay) != live || !replay[len(replay)-1].Terminal {
+				t.Fatalf("replay has %d events (terminal %v), live had %d", len(replay), replay[len(replay)-1].Terminal, live)
 			}
 			// Resuming a finished run at its end closes at once with nothing.
 			tail := openStream(t, s.URL+"/api/runs/"+r.ID+"/events", map[string]string{"Last-Event-ID": fmt.Sprint(replay[len(replay)-1].ID)}).drain(t)
@@ -164,7 +166,7 @@ func TestCursorAheadResyncs(t *testing.T) {
 	if rs.Cursor != 999999 || rs.LastID == 0 {
 		t.Fatalf("resync payload = %+v", rs)
 	}
-	if evs[1].Type != event.RunQueued {
+	if evs[1].Type != event.SessionCreated {
 		t.Fatalf("after resync the stream replays from the start, got %s", evs[1].Type)
 	}
 	if c := do(t, "GET", s.URL+"/api/sessions/"+sid+"/events?after=abc", nil, nil); c != http.StatusBadRequest {

@@ -50,7 +50,7 @@ func TestTabStream(t *testing.T) {
 	focused := srv.journal(t, r2.ID) // the focused session has this one run
 	var got []int64
 	for _, e := range seen {
-		if e.SessionID == focus {
+		if e.SessionID == focus && e.RunID != "" { // its session.created has no run
 			got = append(got, e.ID)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
 func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
@@ -20,7 +21,15 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := a.st.GetSession(r.Context(), sid); err != nil {
+	_, err := a.st.GetSession(r.Context(), sid)
+	var tomb int64
+	if errors.Is(err, store.ErrNotFound) {
+		tomb, err = a.tombstone(r.Context(), sid)
+		if err == nil && tomb == 0 {
+			err = store.ErrNotFound
+		}
+	}
+	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
@@ -28,7 +37,27 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	a.stream(w, r, journal.Filter{SessionID: sid}, cursor, "")
+	// A deleted session's stream replays what is left of it (its
+	// session.deleted) to a client that had not seen it; after that there
+	// is nothing to wait for.
+	if tomb != 0 && cursor >= tomb {
+		writeError(w, http.StatusNotFound, control.CodeNotFound, "session deleted", nil)
+		return
+	}
+	a.stream(w, r, journal.Filter{SessionID: sid}, cursor, func(e event.Event) bool {
+		return e.Type == event.SessionDeleted && e.SessionID == sid
+	})
+}
+
+// tombstone returns the id of the session.deleted event a deleted session
+// left, or 0. Call it only for a session that is gone: it reads what is
+// left of the session's journal.
+func (a *API) tombstone(ctx context.Context, sid string) (int64, error) {
+	evs, err := a.st.Events(ctx, store.EventQuery{SessionID: sid, Types: []event.Type{event.SessionDeleted}, Limit: 1})
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	return evs[0].ID, nil
 }
 
 // tabEvents is the one stream a browser tab holds: every event of the
@@ -42,7 +71,17 @@ func (a *API) tabEvents(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, control.CodeNotFound, "no such session", nil)
 			return
 		}
-		if _, err := a.st.GetSession(r.Context(), v); err != nil {
+		// A session deleted since the tab opened it is still accepted: the
+		// tab then hears session.deleted like every other tab, instead of a
+		// refusal it has to interpret.
+		_, err := a.st.GetSession(r.Context(), v)
+		if errors.Is(err, store.ErrNotFound) {
+			var tomb int64
+			if tomb, err = a.tombstone(r.Context(), v); err == nil && tomb == 0 {
+				err = store.ErrNotFound
+			}
+		}
+		if err != nil {
 			a.fail(w, r, err)
 			return
 		}
@@ -52,14 +91,15 @@ func (a *API) tabEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	a.stream(w, r, f, cursor, "")
+	a.stream(w, r, f, cursor, nil)
 }
 
 // LifecycleTypes are the event types GET /api/events carries from every
 // session.
 func LifecycleTypes() []event.Type {
-	return []event.Type{event.RunQueued, event.RunStarted, event.RunStatus, event.RunDone, event.TitleUpdated,
-		event.ApprovalRequested, event.ApprovalResolved, event.ClarifyRequested, event.ClarifyResolved}
+	return append([]event.Type{event.RunQueued, event.RunStarted, event.RunStatus, event.RunDone, event.TitleUpdated,
+		event.ApprovalRequested, event.ApprovalResolved, event.ClarifyRequested, event.ClarifyResolved},
+		event.SessionTypes()...)
 }
 
 // runEvents streams one run and ends after its terminal event; a finished
@@ -78,7 +118,6 @@ func (a *API) runEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	end := rid
 	if ru.Status.Terminal() {
 		last, err := a.st.RunCursor(r.Context(), rid)
 		if err != nil {
@@ -86,11 +125,12 @@ func (a *API) runEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if cursor >= last {
-			end = "" // nothing left: stream nothing and close
-			cursor = -1
+			cursor = -1 // nothing left: stream nothing and close
 		}
 	}
-	a.stream(w, r, journal.Filter{RunID: rid}, cursor, end)
+	a.stream(w, r, journal.Filter{RunID: rid}, cursor, func(e event.Event) bool {
+		return e.Terminal && e.RunID == rid
+	})
 }
 
 // cursorOf reads the resume cursor: Last-Event-ID (what EventSource sends on
@@ -123,8 +163,9 @@ func streamCursor(w http.ResponseWriter, r *http.Request) (int64, bool) {
 // ones, each with its ID as the SSE id. All events ready at a wake-up are
 // written with one flush. A comment line keeps idle connections alive.
 // A negative cursor means the stream is already complete: it only says so
-// and closes.
-func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, cursor int64, endRun string) {
+// and closes. The stream also ends after an event for which last (if set)
+// holds.
+func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, cursor int64, last func(event.Event) bool) {
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -166,7 +207,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, c
 		end := false
 		for _, e := range evs {
 			writeEvent(&buf, e)
-			end = end || (endRun != "" && e.Terminal && e.RunID == endRun)
+			end = end || (last != nil && last(e))
 		}
 		if !a.send(w, rc, &buf) || end {
 			return

@@ -66,8 +66,21 @@ func (s *Service) CreateSession(ctx context.Context, in NewSession) (store.Sessi
 	}
 	now := time.Now().UTC()
 	sess := store.Session{ID: id.New("ses"), Title: title, Workspace: ws, Model: strings.TrimSpace(in.Model), CreatedAt: now, UpdatedAt: now}
-	err = s.w.Do(ctx, func(tx store.Tx) error { return tx.InsertSession(ctx, sess) })
+	err = s.w.Do(ctx, func(tx store.Tx) error {
+		if err := tx.InsertSession(ctx, sess); err != nil {
+			return err
+		}
+		_, err := tx.AppendEvents(ctx, "", event.Draft{SessionID: sess.ID, Type: event.SessionCreated,
+			Payload: event.SessionCreatedPayload{Session: SessionInfo(sess)}})
+		return err
+	})
 	return sess, err
+}
+
+// SessionInfo is the session as session.created announces it.
+func SessionInfo(s store.Session) event.SessionInfo {
+	return event.SessionInfo{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model,
+		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}}
 }
 
 func checkWorkspace(p string) (string, error) {
@@ -113,21 +126,35 @@ func (s *Service) UpdateSession(ctx context.Context, sessionID string, p Session
 		if err != nil {
 			return err
 		}
-		if p.Title != nil {
+		// The event names only what changed; a patch that changes nothing
+		// still moves updated_at, so it is announced too and every tab
+		// sorts the list the way a reload would.
+		ev := event.SessionUpdatedPayload{ID: sessionID}
+		if p.Title != nil && *p.Title != sess.Title {
 			sess.Title = *p.Title
+			ev.Title = &sess.Title
 		}
 		if p.Model != nil {
-			sess.Model = strings.TrimSpace(*p.Model)
+			if m := strings.TrimSpace(*p.Model); m != sess.Model {
+				sess.Model = m
+				ev.Model = &sess.Model
+			}
 		}
 		sess.UpdatedAt = time.Now().UTC()
+		ev.UpdatedAt = event.Time{Time: sess.UpdatedAt}
 		out = sess
-		return tx.UpdateSession(ctx, sess)
+		if err := tx.UpdateSession(ctx, sess); err != nil {
+			return err
+		}
+		_, err = tx.AppendEvents(ctx, "", event.Draft{SessionID: sessionID, Type: event.SessionUpdated, Payload: ev})
+		return err
 	})
 	return out, err
 }
 
-// DeleteSession deletes a session and its journal. A session with a busy run
-// is refused: cancel the run first, so no runner writes into a void.
+// DeleteSession deletes a session and its journal but for the
+// session.deleted event that announces it. A session with a busy run is
+// refused: cancel the run first, so no runner writes into a void.
 func (s *Service) DeleteSession(ctx context.Context, sessionID string) error {
 	return s.w.Do(ctx, func(tx store.Tx) error {
 		runs, err := tx.SessionRuns(ctx, sessionID)
@@ -142,6 +169,11 @@ func (s *Service) DeleteSession(ctx context.Context, sessionID string) error {
 				return &Error{Code: CodeSessionBusy, Message: "the session has a run in progress; cancel it first",
 					Details: map[string]any{"run_id": r.ID, "status": r.Status}}
 			}
+		}
+		// The announcement first: its seq comes from the session's row.
+		if _, err := tx.AppendEvents(ctx, "", event.Draft{SessionID: sessionID, Type: event.SessionDeleted,
+			Payload: event.SessionDeletedPayload{ID: sessionID}}); err != nil {
+			return err
 		}
 		return tx.DeleteSession(ctx, sessionID)
 	})

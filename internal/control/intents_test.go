@@ -706,8 +706,9 @@ func TestDeleteSession(t *testing.T) {
 	if _, err := e.st.GetRun(e.ctx, r.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("GetRun after delete = %v", err)
 	}
-	if evs := e.events(store.EventQuery{SessionID: s.ID}); len(evs) != 0 {
-		t.Fatalf("%d events left after delete", len(evs))
+	// Only the announcement of the delete is left.
+	if evs := e.events(store.EventQuery{SessionID: s.ID}); len(evs) != 1 || evs[0].Type != event.SessionDeleted || evs[0].RunID != "" {
+		t.Fatalf("events left after delete: %+v, want one session.deleted", evs)
 	}
 	// Other sessions are untouched.
 	if len(e.runEvents(otherRun.ID)) == 0 {

@@ -249,6 +249,38 @@ type DiagnosticPayload struct {
 	Details map[string]any `json:"details,omitempty"`
 }
 
+// SessionInfo is a session as session.created announces it: the fields of
+// the API's session resource that are the session's own (no run status).
+type SessionInfo struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Workspace string `json:"workspace"`
+	Model     string `json:"model"`
+	CreatedAt Time   `json:"created_at"`
+	UpdatedAt Time   `json:"updated_at"`
+}
+
+// SessionCreatedPayload is the payload of session.created.
+type SessionCreatedPayload struct {
+	Session SessionInfo `json:"session"`
+}
+
+// SessionUpdatedPayload is the payload of session.updated: the session's id,
+// its new updated_at and only the fields that changed. Pointers tell a field
+// set to "" (a cleared title) from one left alone; later fields (pinned,
+// archived) join the same way.
+type SessionUpdatedPayload struct {
+	ID        string  `json:"id"`
+	Title     *string `json:"title,omitempty"`
+	Model     *string `json:"model,omitempty"`
+	UpdatedAt Time    `json:"updated_at"`
+}
+
+// SessionDeletedPayload is the payload of session.deleted.
+type SessionDeletedPayload struct {
+	ID string `json:"id"`
+}
+
 // ResyncPayload is the payload of resync.
 type ResyncPayload struct {
 	Reason string `json:"reason"`

@@ -41,6 +41,13 @@ const (
 	// Diagnostics: something a person should know that is not content.
 	Diagnostic Type = "diagnostic"
 
+	// Session lifecycle. These belong to no run (run_id ""): they have a
+	// gap-free seq of their own per session, and session.deleted outlives
+	// the session it announces, so a stream can tell every tab.
+	SessionCreated Type = "session.created" // a session was created
+	SessionUpdated Type = "session.updated" // a person changed a session's title or model
+	SessionDeleted Type = "session.deleted" // a session and its history were deleted
+
 	// Resync is never journaled: a stream sends it when it cannot honour the
 	// client's cursor, so the client reloads state instead of showing a gap.
 	Resync Type = "resync"
@@ -89,9 +96,19 @@ func Catalog() []Info {
 		{ContextWarning, TierDefault, false, "context window nearly full"},
 		{ContextCompacted, TierDefault, false, "older turns summarised"},
 		{Diagnostic, TierDefault, false, "operational notice"},
+		{SessionCreated, TierDefault, false, "a session was created"},
+		{SessionUpdated, TierDefault, false, "a session was renamed or its model changed"},
+		{SessionDeleted, TierDefault, false, "a session was deleted"},
 		{Resync, TierDefault, false, "stream-only: cursor cannot be honoured"},
 	}
 }
 
 // IsTerminal reports whether events of type t end a run.
 func IsTerminal(t Type) bool { return t == RunDone }
+
+// SessionTypes are the session lifecycle types: events of no run, which
+// every browser tab hears of whichever session it shows.
+func SessionTypes() []Type { return []Type{SessionCreated, SessionUpdated, SessionDeleted} }
+
+// IsSession reports whether t is a session lifecycle type.
+func IsSession(t Type) bool { return t == SessionCreated || t == SessionUpdated || t == SessionDeleted }

@@ -170,15 +170,22 @@ type Reader interface {
 type Tx interface {
 	Reader
 
-	// AppendEvents assigns IDs and per-run Seqs and inserts the drafts, all
-	// for runs that exist. When fence is non-empty the run must be leased to
-	// that runner, else ErrLeaseLost. A second terminal event for a run is
-	// ErrConflict.
+	// AppendEvents assigns IDs and Seqs and inserts the drafts, all for runs
+	// or sessions that exist. A run's events are numbered per run; session
+	// lifecycle events (event.IsSession; RunID "") have a gap-free Seq of
+	// their own per session. When fence is non-empty each run must be leased
+	// to that runner, else ErrLeaseLost, and no draft may be a session
+	// event. A second terminal event for a run, or a draft whose RunID does
+	// not fit its type, is ErrConflict.
 	AppendEvents(ctx context.Context, fence string, drafts ...event.Draft) ([]event.Event, error)
 
 	InsertSession(ctx context.Context, s Session) error
 	UpdateSession(ctx context.Context, s Session) error
 	TouchSession(ctx context.Context, id string, at time.Time) error
+	// DeleteSession deletes the session, its runs, requests, controls and
+	// events, except a session.deleted event of the session: append that
+	// first (it needs the session) and it stays, so streams can announce the
+	// delete and a cursor taken before it finds it.
 	DeleteSession(ctx context.Context, id string) error
 
 	InsertRun(ctx context.Context, r Run) error

@@ -87,6 +87,7 @@ const (
 	wRollbackToAppend
 	wReleaseAppend
 	wReserveSeqs
+	wReserveSessionSeqs
 	wInsertEvent
 	numWstmts
 )
@@ -103,7 +104,9 @@ var writeSQL = [numWstmts]string{
 	// serialises concurrent appenders of the same run.
 	wReserveSeqs: `UPDATE runs SET last_seq = last_seq + ?
 		WHERE id = ? AND (? = '' OR runner_id = ?) RETURNING last_seq`,
-	wInsertEvent: insertEvents + eventRow,
+	// The same for a session's lifecycle events, which belong to no run.
+	wReserveSessionSeqs: `UPDATE sessions SET last_seq = last_seq + ? WHERE id = ? RETURNING last_seq`,
+	wInsertEvent:        insertEvents + eventRow,
 }
 
 type writeStmts [numWstmts]*sql.Stmt

@@ -24,7 +24,7 @@ import (
 var migrationFS embed.FS
 
 // SchemaVersion is the number of the newest embedded migration.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // DB is a SQLite-backed store.Store.
 type DB struct {

@@ -70,35 +70,47 @@ func (t *txn) AppendEvents(ctx context.Context, fence string, drafts ...event.Dr
 	return t.appendEvents(ctx, fence, drafts)
 }
 
+// stream names what a seq counts: a run, or (run "") a session's own
+// lifecycle events.
+type stream struct{ run, session string }
+
+func streamOf(d event.Draft) stream {
+	if d.RunID != "" {
+		return stream{run: d.RunID} // a run's seq is the run's, whatever session a draft names
+	}
+	return stream{session: d.SessionID}
+}
+
 func (t *txn) appendEvents(ctx context.Context, fence string, drafts []event.Draft) ([]event.Event, error) {
 	now := time.Now().UTC()
-	perRun := map[string]int64{}
-	var order []string
+	perStream := map[stream]int64{}
+	var order []stream
 	for _, d := range drafts {
-		if d.RunID == "" || d.SessionID == "" {
-			return nil, fmt.Errorf("append %s: run and session ids are required: %w", d.Type, store.ErrConflict)
+		if d.SessionID == "" {
+			return nil, fmt.Errorf("append %s: a session id is required: %w", d.Type, store.ErrConflict)
 		}
-		if _, ok := perRun[d.RunID]; !ok {
-			order = append(order, d.RunID)
+		// Only session lifecycle events may lack a run, and a run's events
+		// may not pose as them: the two seq schemes must not mix.
+		if (d.RunID == "") != event.IsSession(d.Type) {
+			return nil, fmt.Errorf("append %s: run id %q does not fit the type: %w", d.Type, d.RunID, store.ErrConflict)
 		}
-		perRun[d.RunID]++
+		if d.RunID == "" && fence != "" {
+			return nil, fmt.Errorf("append %s: session events are not written under a runner's lease: %w", d.Type, store.ErrConflict)
+		}
+		k := streamOf(d)
+		if _, ok := perStream[k]; !ok {
+			order = append(order, k)
+		}
+		perStream[k]++
 	}
-	next := map[string]int64{}
-	reserve := t.stmt(wReserveSeqs)
-	for _, runID := range order {
-		n := perRun[runID]
-		var last int64
-		err := reserve.QueryRowContext(ctx, n, runID, fence, fence).Scan(&last)
-		if errors.Is(err, sql.ErrNoRows) {
-			if _, gerr := t.GetRun(ctx, runID); gerr != nil {
-				return nil, fmt.Errorf("append to run %s: %w", runID, gerr)
-			}
-			return nil, fmt.Errorf("append to run %s: %w", runID, store.ErrLeaseLost)
-		}
+	next := map[stream]int64{}
+	for _, k := range order {
+		n := perStream[k]
+		last, err := t.reserve(ctx, k, n, fence)
 		if err != nil {
-			return nil, fmt.Errorf("append to run %s: %w", runID, err)
+			return nil, err
 		}
-		next[runID] = last - n + 1
+		next[k] = last - n + 1
 	}
 
 	out := make([]event.Event, 0, len(drafts))
@@ -108,11 +120,12 @@ func (t *txn) appendEvents(ctx context.Context, fence string, drafts []event.Dra
 		if err != nil {
 			return nil, fmt.Errorf("append %s: %w", d.Type, err)
 		}
+		k := streamOf(d)
 		e := event.Event{
-			RunID: d.RunID, SessionID: d.SessionID, Seq: next[d.RunID], Type: d.Type,
+			RunID: d.RunID, SessionID: d.SessionID, Seq: next[k], Type: d.Type,
 			TS: event.Time{Time: now}, Terminal: event.IsTerminal(d.Type), Payload: payload,
 		}
-		next[d.RunID]++
+		next[k]++
 		args = append(args, e.RunID, e.SessionID, e.Seq, string(e.Type), now.UnixMilli(), e.Terminal, string(payload))
 		out = append(out, e)
 	}
@@ -127,6 +140,34 @@ func (t *txn) appendEvents(ctx context.Context, fence string, drafts []event.Dra
 		return nil, fmt.Errorf("append events: %w", err)
 	}
 	return out, nil
+}
+
+// reserve takes n seqs of stream k and returns the last one. A run's
+// reservation is fenced: it fails with ErrLeaseLost when fence is set and
+// the run is leased to another runner.
+func (t *txn) reserve(ctx context.Context, k stream, n int64, fence string) (int64, error) {
+	var last int64
+	if k.run == "" {
+		err := t.stmt(wReserveSessionSeqs).QueryRowContext(ctx, n, k.session).Scan(&last)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("append to session %s: %w", k.session, store.ErrNotFound)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("append to session %s: %w", k.session, err)
+		}
+		return last, nil
+	}
+	err := t.stmt(wReserveSeqs).QueryRowContext(ctx, n, k.run, fence, fence).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, gerr := t.GetRun(ctx, k.run); gerr != nil {
+			return 0, fmt.Errorf("append to run %s: %w", k.run, gerr)
+		}
+		return 0, fmt.Errorf("append to run %s: %w", k.run, store.ErrLeaseLost)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("append to run %s: %w", k.run, err)
+	}
+	return last, nil
 }
 
 const (
@@ -226,8 +267,11 @@ func (t *txn) TouchSession(ctx context.Context, id string, at time.Time) error {
 }
 
 func (t *txn) DeleteSession(ctx context.Context, id string) error {
-	// Events carry no foreign key (appends stay cheap), so delete them here.
-	if _, err := t.tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ?`, id); err != nil {
+	// Events carry no foreign key (appends stay cheap), so delete them here,
+	// all but the session.deleted tombstone: streams carry it to clients that
+	// still show the session, and a cursor taken before the delete finds it.
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ? AND NOT (run_id = '' AND type = ?)`,
+		id, string(event.SessionDeleted)); err != nil {
 		return fmt.Errorf("delete session events: %w", err)
 	}
 	return expectOne(t.tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id))("session", id, store.ErrNotFound)

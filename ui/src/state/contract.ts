@@ -38,7 +38,8 @@ export interface Store {
   models: Signal<ModelChoice[]>;
   commands: Signal<Command[]>;
   connection: Signal<Connection>;
-  /** Last action error to show as a toast; views clear it. */
+  /** Last action error, or a notice (e.g. the session on screen was deleted
+   * elsewhere: code "session_deleted"), to show as a toast; views clear it. */
   toast: Signal<ActionError | null>;
   /** Browser notifications for new requests: "default" until asked. */
   notify: Signal<"unsupported" | "default" | "granted" | "denied" | "muted">;

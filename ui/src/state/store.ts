@@ -6,7 +6,12 @@
 // Consistency model. Lists (sessions, pending requests) are refetched on
 // every stream (re)open; GET /api/sessions returns the cursor it was read
 // at, and the lifecycle events we hold past that cursor are re-applied on
-// top, so a refetch never rolls the sidebar back. The sessions list is
+// top, so a refetch never rolls the sidebar back. Between refetches the
+// stream keeps the list current on its own: session.created inserts,
+// session.updated and title.updated rename, session.deleted removes, from
+// this tab, another one or any other client. A deleted session that is on
+// screen gives way to its neighbour in the list (or the empty state), with
+// a notice when someone else deleted it. The sessions list is
 // paged (50 a page, newest first): a refetch reads the first page and keeps
 // the older pages the person scrolled in (see mergeFirstPage). The session on screen is
 // GET .../messages + GET .../runs, then the stream resumes after the
@@ -33,12 +38,20 @@ import {
 } from "./reducer";
 import { createStream } from "./stream";
 import { loadToken, saveToken } from "./token";
-import type { Command, Connection, Envelope, EventType, Health, HumanRequest, Run, Session, Snapshot } from "./types";
+import type {
+  Command, Connection, Envelope, EventType, Health, HumanRequest, Run, Session, Snapshot,
+  SessionCreatedP, SessionDeletedP, SessionEventType, SessionUpdatedP,
+} from "./types";
 
+type AnyEventType = EventType | SessionEventType;
+/** Session lifecycle types: applied here, to the sessions list (the
+ * reducer folds the rest). Listed for window.caduceus.handledEventTypes(). */
+const SESSION_EVENTS: readonly SessionEventType[] = ["session.created", "session.updated", "session.deleted"];
 /** Lifecycle events: the ones GET /api/events carries from every session. */
-const LIFECYCLE: ReadonlySet<EventType> = new Set<EventType>([
+const LIFECYCLE: ReadonlySet<AnyEventType> = new Set<AnyEventType>([
   "run.queued", "run.started", "run.status", "run.done", "title.updated",
   "approval.requested", "approval.resolved", "clarify.requested", "clarify.resolved",
+  ...SESSION_EVENTS,
 ]);
 const CACHE_SIZE = 4; // recently viewed sessions kept in memory
 const BUFFER_SIZE = 500; // lifecycle events kept to re-apply after a list refetch
@@ -47,7 +60,7 @@ const HEALTH_EVERY_MS = 15_000; // health poll while the tab is visible
 const HEALTH_AFTER_EVENT_MS = 250; // a burst of run events costs one fetch
 const WAITING_AFTER_EVENT_MS = 300; // likewise for the reasons runs wait
 /** Run events that change what GET /api/health counts. */
-const RUN_EVENTS: ReadonlySet<EventType> = new Set<EventType>(["run.queued", "run.started", "run.status", "run.done"]);
+const RUN_EVENTS: ReadonlySet<AnyEventType> = new Set<AnyEventType>(["run.queued", "run.started", "run.status", "run.done"]);
 
 interface ModelFacts { provider: string; demo: boolean; contextWindow: number }
 interface SessionPage { sessions: Session[]; next_cursor: string; last_event_id: number }
@@ -137,6 +150,7 @@ export function createStore(): Store & StoreInternals {
   let moreLoading: Promise<ActionError | null> | null = null;
   let token = loadToken();
   let blocked = false; // the server refused our token: wait for a new one
+  const deleting = new Set<string>(); // sessions this tab is deleting: no "deleted elsewhere" notice
   let hooksReady = false;
   let healthTimer = 0;
   let waitingTimer = 0;
@@ -206,6 +220,7 @@ export function createStore(): Store & StoreInternals {
   /** Applies a lifecycle event to the sessions list and the pending
    * requests; `fresh` events may also raise a browser notification. */
   const applyLifecycle = (ev: Envelope, fresh: boolean) => {
+    if (applySessionEvent(ev)) return;
     const known = patchSession(ev.session_id, (s) => {
       switch (ev.type) {
         case "run.queued":
@@ -254,6 +269,36 @@ export function createStore(): Store & StoreInternals {
         if (pending.peek().some((r) => r.run_id === ev.run_id)) pending.value = pending.peek().filter((r) => r.run_id !== ev.run_id);
         break;
     }
+  };
+
+  /** Applies a session.* event to the list; false for any other type. Each
+   * is idempotent: a refetch re-applies the ones past its cursor. */
+  const applySessionEvent = (ev: Envelope): boolean => {
+    switch (ev.type) {
+      case "session.created": {
+        const p = (ev.payload as SessionCreatedP).session;
+        // Our own create may have inserted it already, with run state.
+        if (p && !sessions.peek().some((s) => s.id === p.id)) upsertSession({ ...p, status: "idle", queued_runs: 0 });
+        return true;
+      }
+      case "session.updated": {
+        const p = ev.payload as SessionUpdatedP;
+        const known = patchSession(ev.session_id, (s) => ({
+          ...s,
+          ...(p.title !== undefined ? { title: p.title } : {}),
+          ...(p.model !== undefined ? { model: p.model } : {}),
+          updated_at: p.updated_at && p.updated_at > s.updated_at ? p.updated_at : s.updated_at,
+        }));
+        // On a page not loaded: the update moved it to the top, so the
+        // first page has it now.
+        if (!known) scheduleRefresh();
+        return true;
+      }
+      case "session.deleted":
+        sessionGone((ev.payload as SessionDeletedP).id || ev.session_id, deleting.has(ev.session_id) ? null : "deleted");
+        return true;
+    }
+    return false;
   };
 
   /** Refetches the first page of sessions (keeping older pages loaded)
@@ -411,10 +456,7 @@ export function createStore(): Store & StoreInternals {
       // blocks the store and closes the stream).
       const sid = streamSession;
       void api.get<unknown>(sid ? `/api/sessions/${sid}` : "/api/meta").then((r) => {
-        if (sid && !r.ok && r.error.code === "not_found" && activeId.peek() === sid) {
-          dropSession(sid);
-          selectSession(null, { replace: true });
-        }
+        if (sid && !r.ok && r.error.code === "not_found") sessionGone(sid, "missing");
       });
     },
     onConnection: (c) => (connection.value = c),
@@ -443,8 +485,41 @@ export function createStore(): Store & StoreInternals {
 
   const dropSession = (id: string) => {
     cache.delete(id);
-    sessions.value = sessions.peek().filter((s) => s.id !== id);
-    pending.value = pending.peek().filter((r) => r.session_id !== id);
+    if (sessions.peek().some((s) => s.id === id)) sessions.value = sessions.peek().filter((s) => s.id !== id);
+    if (pending.peek().some((r) => r.session_id === id)) pending.value = pending.peek().filter((r) => r.session_id !== id);
+  };
+
+  /** Session `id` no longer exists: it leaves the list, and if it is on
+   * screen its neighbour in the list (the next older, else the next newer)
+   * takes its place, or the empty state when none is left. `notice` says
+   * why when it was on screen: "deleted" (someone else deleted it) or
+   * "missing" (it was already gone when we looked). */
+  const sessionGone = (id: string, notice: "deleted" | "missing" | null) => {
+    const shown = activeId.peek() === id;
+    const list = visibleSessions.peek();
+    const i = list.findIndex((s) => s.id === id);
+    const title = i >= 0 ? list[i].title : "";
+    const next = i < 0 ? null : (list[i + 1] ?? list[i - 1] ?? null);
+    dropSession(id);
+    if (!shown) return;
+    if (notice) {
+      const name = title ? `“${title}”` : "This session";
+      const why = notice === "deleted" ? "was deleted in another tab or by another client" : "no longer exists: it was deleted";
+      toast.value = {
+        code: "session_deleted",
+        message: `${name} ${why}.${next ? ` Showing “${next.title || "New session"}” instead.` : ""}`,
+      };
+    }
+    selectSession(next?.id ?? null, { replace: true });
+  };
+
+  /** An action on session `id` found it deleted (before its session.deleted
+   * arrived): the session goes with a notice instead of an error toast.
+   * Returns the error when that is what happened, else null. */
+  const gone = (id: string, e: ActionError): ActionError | null => {
+    if (e.code !== "not_found") return null;
+    sessionGone(id, "missing");
+    return e;
   };
 
   /** Loads (or re-syncs) session `id` and moves the stream onto it. */
@@ -455,9 +530,7 @@ export function createStore(): Store & StoreInternals {
     if (!msgs.ok) {
       if (msgs.error.code === "unauthorized") return; // boot() loads it again
       if (msgs.error.code === "not_found") {
-        dropSession(id);
-        toast.value = { code: "not_found", message: "That session does not exist any more." };
-        selectSession(null, { replace: true });
+        sessionGone(id, "missing");
       } else {
         // Server unreachable: keep what we show and try again shortly.
         window.setTimeout(() => seq === loadSeq && void load(id, reset), 2000);
@@ -550,19 +623,23 @@ export function createStore(): Store & StoreInternals {
 
     async renameSession(id, title) {
       const r = await api.patch<Session>(`/api/sessions/${id}`, { title: title.trim() });
-      if (!r.ok) return fail(r.error);
+      if (!r.ok) return gone(id, r.error) ?? fail(r.error);
       patchSession(id, (s) => ({ ...s, title: r.value.title }));
       return null;
     },
 
     async deleteSession(id) {
+      // Its session.deleted may arrive before the answer: it is ours, so no
+      // "deleted elsewhere" notice for it.
+      deleting.add(id);
       const r = await api.del(`/api/sessions/${id}`);
-      if (!r.ok) {
+      deleting.delete(id);
+      // Already gone (deleted elsewhere meanwhile): what the person wanted.
+      if (!r.ok && r.error.code !== "not_found") {
         if (r.error.code === "session_busy") return fail({ code: r.error.code, message: `Cannot delete this session: ${r.error.message}.` });
         return fail(r.error);
       }
-      dropSession(id);
-      if (activeId.peek() === id) selectSession(null, { replace: true });
+      sessionGone(id, null);
       return null;
     },
 
@@ -603,7 +680,7 @@ export function createStore(): Store & StoreInternals {
       const id = activeId.peek();
       if (!id) return fail({ code: "no_session", message: "Open or create a session first." });
       const r = await api.patch<Session>(`/api/sessions/${id}`, { model: ref });
-      if (!r.ok) return fail(r.error);
+      if (!r.ok) return gone(id, r.error) ?? fail(r.error);
       patchSession(id, (s) => ({ ...s, model: r.value.model }));
       return null;
     },
@@ -645,7 +722,7 @@ export function createStore(): Store & StoreInternals {
       if (hooksReady || (!r.ok && r.error.code === "unauthorized")) return;
       hooksReady = true;
       createDebugHooks(store, {
-        handledEventTypes: () => Object.keys(handlers),
+        handledEventTypes: () => [...Object.keys(handlers), ...SESSION_EVENTS],
         lastEventId: () => Math.max(stream.lastId(), activeModel.peek()?.state.cursor ?? 0),
         streamOpens: () => stream.opens(),
         applied: () => applied,

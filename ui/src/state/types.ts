@@ -7,8 +7,10 @@ import type { Signal } from "@preact/signals";
 
 // ---- Wire: events --------------------------------------------------------
 
-/** Every event type the server can emit. Must equal Go's event.Catalog()
- * (checked by a browser test through window.caduceus.handledEventTypes()). */
+/** The event types of runs (and resync), which the reducer folds into a
+ * session's live state. With SessionEventType, every event type the server
+ * can emit: together they must equal Go's event.Catalog() (checked by a
+ * browser test through window.caduceus.handledEventTypes()). */
 export type EventType =
   | "run.queued" | "run.started" | "run.status" | "run.done"
   | "message.user" | "message.delta" | "message.done"
@@ -20,12 +22,16 @@ export type EventType =
   | "todo.updated" | "context.warning" | "context.compacted"
   | "diagnostic" | "resync";
 
+/** Session lifecycle: events of no run (run_id ""), which the store applies
+ * to the sessions list. GET /api/events carries them from every session. */
+export type SessionEventType = "session.created" | "session.updated" | "session.deleted";
+
 export interface Envelope<P = any> {
   id: number; // global event id, the stream cursor (0 for resync)
-  seq: number; // per-run, gap-free
-  run_id: string;
+  seq: number; // gap-free per run; per session for session.* events
+  run_id: string; // "" for session.* events
   session_id: string;
-  type: EventType;
+  type: EventType | SessionEventType;
   ts: string; // RFC 3339 UTC with ms
   terminal: boolean;
   payload: P;
@@ -50,6 +56,16 @@ export interface Session {
   created_at: string; updated_at: string;
   status: "idle" | RunStatus; active_run_id?: string; queued_runs: number;
 }
+
+/** session.created: the session's own fields (a new session is idle). */
+export interface SessionCreatedP {
+  session: Pick<Session, "id" | "title" | "workspace" | "model" | "created_at" | "updated_at">;
+}
+/** session.updated: only the fields that changed, and the new updated_at.
+ * Later fields (pinned, archived) arrive the same way. */
+export interface SessionUpdatedP { id: string; title?: string; model?: string; updated_at: string }
+/** session.deleted. */
+export interface SessionDeletedP { id: string }
 
 export interface Run {
   id: string; session_id: string; status: RunStatus; terminal: boolean;
