@@ -126,6 +126,9 @@ func (a *analyzer) script(s *script, depth int) {
 	if s.forkBomb {
 		a.report(RiskHardDeny, "Fork bomb")
 	}
+	for _, f := range s.findings {
+		a.report(f.risk, f.reason)
+	}
 	for _, pl := range s.pipelines {
 		invs := make([]invocation, len(pl.cmds))
 		for i, c := range pl.cmds {

@@ -255,6 +255,7 @@ func dangerousCommands() []string {
 		"xargs rm -rf < dirs.txt",
 		"find . -type d | xargs -0 rm -rf",
 		"echo $(rm -rf build)",
+		"echo $(($(rm -rf x)))",
 		"echo `rm -rf build`",
 		`echo "$(rm -rf build)"`,
 		"cat <(rm -rf x)",
@@ -443,7 +444,7 @@ func unparsedCommands() []string {
 		"rm${IFS}-rf${IFS}x",
 		"$'\\x72m' -rf x",
 		"echo $((1; 2))",
-		"echo $(($(rm -rf x)))",
+		"echo $(($(date +%s)))",
 		"bash -c 'echo \"x'",
 	}
 }
