@@ -24,7 +24,9 @@ import "strings"
 //   - chmod, chown or chgrp recursive on the filesystem root.
 //
 // Dangerous (ask in every mode, no rule applies):
-//   - recursive delete: rm -r/-R/--recursive; find -delete; find -exec rm.
+//   - recursive delete: rm -r/-R/--recursive; find -delete; find -exec rm;
+//     rsync --delete (any --del* option), refused when its destination is
+//     the root or the home directory.
 //   - git push --force/-f/--force-with-lease/+refspec, --delete/-d/:refspec,
 //     --mirror, --prune; git reset --hard; git clean -f (unless -n);
 //     git checkout -f or with a whole-tree pathspec ("."); git restore of a
@@ -44,14 +46,19 @@ import "strings"
 //   - crontab -r.
 //   - system package managers installing, removing or upgrading: apt,
 //     apt-get, aptitude, yum, dnf, pacman, brew.
-//   - writing outside the workspace: a redirection, tee, cp, mv or install
-//     whose target (or mv source) is an absolute path outside the
+//   - writing outside the workspace: a redirection, tee, cp, mv, install,
+//     rsync or truncate whose target (or mv source) is an absolute path outside the
 //     workspace, a home path (~, $HOME) or a relative path that climbs out
 //     (also after cd to such a place). Scratch places (/tmp, /var/tmp,
 //     /dev/null, /dev/stdout, ...) are not outside.
+//   - prompt expansion (${x@P}), which runs the command substitutions in a
+//     value.
 //   - anything the reader cannot follow (risk unparsed_command): a parse
-//     error, or a program name that is only known at run time ($CMD,
-//     $(...), globs, {a,b}).
+//     error, a program name that is only known at run time ($CMD,
+//     $(...), globs, {a,b}), arithmetic that reaches a value only known at
+//     run time (shell_arith.go), an indirect expansion (${!x}) or a
+//     variable-name argument (unset, read, printf -v, [[ -v ]]) whose
+//     subscript is evaluated.
 //
 // Command lines handed to other programs are checked as command lines too:
 // sh/bash/zsh -c, eval, su -c, env -S, find -exec, xargs, watch, trap
@@ -225,6 +232,15 @@ func (a *analyzer) program(name string, args []word, redirs []redirect, depth in
 		}
 	case name == "cp" || name == "mv" || name == "install":
 		a.copyTargets(name, args)
+	case name == "rsync":
+		a.rsync(args)
+	case name == "truncate":
+		for _, w := range flags(args, "sr", "size", "reference").operands {
+			a.writeTarget(w)
+		}
+	case name == "unset" || name == "read" || name == "mapfile" || name == "readarray" || name == "getopts" ||
+		name == "wait" || name == "printf" || name == "test" || name == "[":
+		a.nameArguments(name, args)
 	case isDownloader(name):
 		a.localNetwork(args)
 	case name == "trap":

@@ -644,29 +644,3 @@ func TestParseMode(t *testing.T) {
 		}
 	}
 }
-
-func FuzzDecide(f *testing.F) {
-	for _, list := range [][]string{hardDenyCommands(), dangerousCommands(), unparsedCommands(), safeCommands()} {
-		for _, c := range list {
-			f.Add(c)
-		}
-	}
-	f.Fuzz(func(t *testing.T, cmd string) {
-		_, perr := parse(cmd, 0)
-		for _, mode := range append(Modes(), "", "bogus") {
-			d := decide(mode, execIntent(cmd))
-			checkShape(t, d)
-			if mode == ModeManual && d.Verdict == Allow {
-				t.Fatalf("manual allowed %q", cmd)
-			}
-			if perr != nil && d.Verdict == Allow {
-				t.Fatalf("%s: parse error %v but allowed %q", mode, perr, cmd)
-			}
-		}
-		// The remembered pattern of a command matches it.
-		in := execIntent(cmd)
-		if cmd != "" && !Match(PatternFor("run_command", in), "run_command", in) {
-			t.Fatalf("PatternFor(%q) does not match it", cmd)
-		}
-	})
-}

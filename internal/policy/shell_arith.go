@@ -39,6 +39,8 @@ type varTable struct {
 	// integer and assoc are the variables declared -i and -A.
 	integer map[string]bool
 	assoc   map[string]bool
+	// visiting are the variables whose values are being evaluated.
+	visiting map[string]bool
 	// budget bounds the values evaluated per command line: values that
 	// name each other several times would otherwise multiply the work.
 	budget int
@@ -48,11 +50,12 @@ const maxArithEvals = 1000
 
 func collectVars(f *syntax.File) *varTable {
 	t := &varTable{
-		values:  map[string][]varValue{},
-		tainted: map[string]bool{},
-		integer: map[string]bool{},
-		assoc:   map[string]bool{},
-		budget:  maxArithEvals,
+		values:   map[string][]varValue{},
+		tainted:  map[string]bool{},
+		integer:  map[string]bool{},
+		assoc:    map[string]bool{},
+		visiting: map[string]bool{},
+		budget:   maxArithEvals,
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch x := n.(type) {
@@ -95,6 +98,8 @@ func (t *varTable) record(name string, pos int, w *syntax.Word, appended bool) {
 	v := varValue{pos: pos}
 	if w == nil {
 		v.known, v.text = true, ""
+	} else if arithmeticOnly(w) {
+		v.known, v.text = true, "0" // $((...)) always gives a number
 	} else {
 		v.text, v.known = literalText(w)
 	}
@@ -296,6 +301,22 @@ func arithTargetName(e syntax.ArithmExpr) string {
 	return ""
 }
 
+// arithmeticOnly reports whether a word is one arithmetic expansion
+// ("$((n + 1))"), whose value is a number.
+func arithmeticOnly(w *syntax.Word) bool {
+	parts := w.Parts
+	if len(parts) == 1 {
+		if dq, ok := parts[0].(*syntax.DblQuoted); ok {
+			parts = dq.Parts
+		}
+	}
+	if len(parts) != 1 {
+		return false
+	}
+	_, ok := parts[0].(*syntax.ArithmExp)
+	return ok
+}
+
 // literalText is the text of a word without expansions, after quote
 // removal.
 func literalText(w *syntax.Word) (string, bool) {
@@ -480,11 +501,18 @@ func (c *converter) evalVar(s *script, name string, at syntax.Node) {
 	if numericSpecial(name) && len(c.vars.values[name]) == 0 && !c.vars.tainted[name] {
 		return
 	}
+	if c.vars.visiting[name] {
+		// A value that names its own variable (n=n+1): every value of
+		// it is already being checked.
+		return
+	}
 	vals, ok := c.vars.lookup(name, c.pos(at))
 	if !ok {
 		c.unknownArith("$" + name)
 		return
 	}
+	c.vars.visiting[name] = true
+	defer delete(c.vars.visiting, name)
 	for _, v := range vals {
 		if !isNumber(v.text) {
 			c.arithText(s, v.text, at)
