@@ -248,6 +248,19 @@ func (a *analyzer) program(name string, args []word, redirs []redirect, depth in
 		if ops := flags(args, "").operands; len(ops) > 1 {
 			a.text(ops[0].text, depth+1)
 		}
+	case name == "alias":
+		// An alias is a command line run where its name is used
+		// (dash expands aliases in scripts; bash after
+		// shopt -s expand_aliases).
+		for _, w := range args {
+			if _, value, ok := strings.Cut(w.text, "="); ok {
+				a.text(value, depth+1)
+			}
+		}
+	case name == "hash":
+		if f := flags(args, "p"); f.has('p') {
+			a.report(RiskUnparsed, "Makes a command name run another program (hash -p)")
+		}
 	case name == "watch":
 		// watch runs its arguments through sh -c.
 		a.text(joinText(skipOpts(args, "nd", "interval", "differences")), depth+1)

@@ -36,9 +36,17 @@ type varTable struct {
 	// all is set when something may set any variable (eval, source, a
 	// nameref, a program only known at run time).
 	all bool
-	// integer and assoc are the variables declared -i and -A.
+	// integer are the variables declared -i.
 	integer map[string]bool
-	assoc   map[string]bool
+	// assoc are the variables that are associative arrays from the given
+	// position on: declared -A by a statement of the command line itself
+	// (not in a function or a condition), and never declared otherwise or
+	// unset. Their subscripts are keys, not arithmetic.
+	assoc map[string]int
+	// declared counts the declarations of each variable; unset are the
+	// variables unset anywhere.
+	declared map[string]int
+	unset    map[string]bool
 	// visiting are the variables whose values are being evaluated.
 	visiting map[string]bool
 	// budget bounds the values evaluated per command line: values that
@@ -53,7 +61,9 @@ func collectVars(f *syntax.File) *varTable {
 		values:   map[string][]varValue{},
 		tainted:  map[string]bool{},
 		integer:  map[string]bool{},
-		assoc:    map[string]bool{},
+		assoc:    map[string]int{},
+		declared: map[string]int{},
+		unset:    map[string]bool{},
 		visiting: map[string]bool{},
 		budget:   maxArithEvals,
 	}
@@ -90,7 +100,38 @@ func collectVars(f *syntax.File) *varTable {
 		}
 		return true
 	})
+	for _, st := range f.Stmts {
+		d, ok := st.Cmd.(*syntax.DeclClause)
+		if !ok || !strings.ContainsRune(declAttrs(d), 'A') {
+			continue
+		}
+		for _, a := range d.Args {
+			if a.Name != nil && t.declared[a.Name.Value] == 1 && !t.unset[a.Name.Value] {
+				t.assoc[a.Name.Value] = int(d.Pos().Offset())
+			}
+		}
+	}
 	return t
+}
+
+// isAssoc reports whether name is an associative array at pos.
+func (t *varTable) isAssoc(name string, pos int) bool {
+	at, ok := t.assoc[name]
+	return ok && !t.all && at < pos
+}
+
+// declAttrs are the attribute letters a declaration sets ("-ix" -> "ix").
+func declAttrs(d *syntax.DeclClause) string {
+	var attrs string
+	for _, a := range d.Args {
+		if a.Name != nil || a.Value == nil {
+			continue
+		}
+		if text, ok := literalText(a.Value); ok && (strings.HasPrefix(text, "-") || strings.HasPrefix(text, "+")) {
+			attrs += text[1:]
+		}
+	}
+	return attrs
 }
 
 // record notes that name is given the value of w at pos.
@@ -159,11 +200,9 @@ func (t *varTable) decl(d *syntax.DeclClause) {
 		if a.Name == nil {
 			continue
 		}
+		t.declared[a.Name.Value]++
 		if strings.ContainsRune(attrs, 'i') {
 			t.integer[a.Name.Value] = true
-		}
-		if strings.ContainsRune(attrs, 'A') {
-			t.assoc[a.Name.Value] = true
 		}
 	}
 }
@@ -196,6 +235,14 @@ func (t *varTable) call(x *syntax.CallExpr) {
 		switch {
 		case settersOfAll(name):
 			t.all = true
+		case name == "unset":
+			for _, w := range args[1:] {
+				s, ok := literalText(w)
+				if !ok {
+					t.all = true
+				}
+				t.unset[varName(s)] = true
+			}
 		case name == "read" || name == "mapfile" || name == "readarray" || name == "getopts" || name == "wait":
 			t.taintNames(args[1:])
 		case name == "printf":

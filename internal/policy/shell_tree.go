@@ -35,6 +35,15 @@ func (c *converter) file(f *syntax.File) *script {
 	s := &script{}
 	c.top = s
 	c.stmts(s, f.Stmts)
+	// Every value an integer variable is given is evaluated as
+	// arithmetic, also those given by read, for or printf -v.
+	c.usePos = len(c.src) + 1 // after every assignment
+	for name := range c.vars.integer {
+		if len(c.vars.values[name]) > 0 || c.vars.tainted[name] || c.vars.all {
+			c.evalVar(s, name, f)
+		}
+	}
+	c.usePos = -1
 	return s
 }
 
@@ -236,6 +245,9 @@ func (c *converter) assign(s *script, a *syntax.Assign) {
 		if a.Name != nil && c.vars.integer[a.Name.Value] {
 			c.arithWord(s, a.Value, w)
 		}
+		if a.Name != nil {
+			c.prompt(s, a.Name.Value, a.Value, w)
+		}
 	}
 	if a.Array != nil {
 		for _, e := range a.Array.Elems {
@@ -271,7 +283,7 @@ func (c *converter) decl(s *script, d *syntax.DeclClause) {
 // subscript walks an array subscript: arithmetic, except for associative
 // arrays, whose keys are plain words.
 func (c *converter) subscript(s *script, name *syntax.Lit, index syntax.ArithmExpr) {
-	if name != nil && c.vars.assoc[name.Value] {
+	if name != nil && c.vars.isAssoc(name.Value, c.pos(index)) {
 		if w, ok := index.(*syntax.Word); ok {
 			c.word(s, w)
 			return
@@ -508,4 +520,45 @@ func forkBombPipeline(pl pipeline) bool {
 		}
 	}
 	return false
+}
+
+// prompt checks an assignment to a prompt variable: bash expands PS4 for
+// every command under set -x (and the others in interactive shells) like
+// a double-quoted string, running the command substitutions in it, and
+// runs PROMPT_COMMAND as a command line.
+func (c *converter) prompt(s *script, name string, value *syntax.Word, w word) {
+	switch name {
+	case "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND":
+	default:
+		return
+	}
+	text, ok := literalText(value)
+	if !ok {
+		c.report(RiskUnparsed, "Sets "+name+" to a value only known when the command runs")
+		return
+	}
+	if name == "PROMPT_COMMAND" {
+		c.inner(s, text)
+		return
+	}
+	doc, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(text))
+	if err != nil || lexicalDepth(text) > maxDepth {
+		c.report(RiskUnparsed, "Sets "+name+" to a prompt that could not be checked")
+		return
+	}
+	sub := &converter{src: text, depth: c.depth, vars: c.vars, top: c.top, usePos: c.pos(value), level: c.level + 1}
+	sub.word(s, doc)
+	if sub.err != nil {
+		c.report(RiskUnparsed, "Sets "+name+" to a prompt that could not be checked")
+	}
+}
+
+// inner adds a command line found in a value as a substitution: it runs.
+func (c *converter) inner(s *script, text string) {
+	sub, err := parse(text, c.depth+1)
+	if err != nil {
+		c.report(RiskUnparsed, "Command could not be checked ("+err.Error()+")")
+		return
+	}
+	s.nested = append(s.nested, sub)
 }
