@@ -24,7 +24,9 @@ import "strings"
 //   - chmod, chown or chgrp recursive on the filesystem root.
 //
 // Dangerous (ask in every mode, no rule applies):
-//   - recursive delete: rm -r/-R/--recursive; find -delete; find -exec rm.
+//   - recursive delete: rm -r/-R/--recursive; find -delete; find -exec rm;
+//     rsync --delete (any --del* option), refused when its destination is
+//     the root or the home directory.
 //   - git push --force/-f/--force-with-lease/+refspec, --delete/-d/:refspec,
 //     --mirror, --prune; git reset --hard; git clean -f (unless -n);
 //     git checkout -f or with a whole-tree pathspec ("."); git restore of a
@@ -44,14 +46,19 @@ import "strings"
 //   - crontab -r.
 //   - system package managers installing, removing or upgrading: apt,
 //     apt-get, aptitude, yum, dnf, pacman, brew.
-//   - writing outside the workspace: a redirection, tee, cp, mv or install
-//     whose target (or mv source) is an absolute path outside the
+//   - writing outside the workspace: a redirection, tee, cp, mv, install,
+//     rsync or truncate whose target (or mv source) is an absolute path outside the
 //     workspace, a home path (~, $HOME) or a relative path that climbs out
 //     (also after cd to such a place). Scratch places (/tmp, /var/tmp,
 //     /dev/null, /dev/stdout, ...) are not outside.
+//   - prompt expansion (${x@P}), which runs the command substitutions in a
+//     value.
 //   - anything the reader cannot follow (risk unparsed_command): a parse
-//     error, or a program name that is only known at run time ($CMD,
-//     $(...), globs, {a,b}).
+//     error, a program name that is only known at run time ($CMD,
+//     $(...), globs, {a,b}), arithmetic that reaches a value only known at
+//     run time (shell_arith.go), an indirect expansion (${!x}) or a
+//     variable-name argument (unset, read, printf -v, [[ -v ]]) whose
+//     subscript is evaluated.
 //
 // Command lines handed to other programs are checked as command lines too:
 // sh/bash/zsh -c, eval, su -c, env -S, find -exec, xargs, watch, trap
@@ -125,6 +132,9 @@ func (a *analyzer) text(src string, depth int) {
 func (a *analyzer) script(s *script, depth int) {
 	if s.forkBomb {
 		a.report(RiskHardDeny, "Fork bomb")
+	}
+	for _, f := range s.findings {
+		a.report(f.risk, f.reason)
 	}
 	for _, pl := range s.pipelines {
 		invs := make([]invocation, len(pl.cmds))
@@ -222,12 +232,34 @@ func (a *analyzer) program(name string, args []word, redirs []redirect, depth in
 		}
 	case name == "cp" || name == "mv" || name == "install":
 		a.copyTargets(name, args)
+	case name == "rsync":
+		a.rsync(args)
+	case name == "truncate":
+		for _, w := range flags(args, "sr", "size", "reference").operands {
+			a.writeTarget(w)
+		}
+	case name == "unset" || name == "read" || name == "mapfile" || name == "readarray" || name == "getopts" ||
+		name == "wait" || name == "printf" || name == "test" || name == "[":
+		a.nameArguments(name, args)
 	case isDownloader(name):
 		a.localNetwork(args)
 	case name == "trap":
 		// The handler is a command line run later.
 		if ops := flags(args, "").operands; len(ops) > 1 {
 			a.text(ops[0].text, depth+1)
+		}
+	case name == "alias":
+		// An alias is a command line run where its name is used
+		// (dash expands aliases in scripts; bash after
+		// shopt -s expand_aliases).
+		for _, w := range args {
+			if _, value, ok := strings.Cut(w.text, "="); ok {
+				a.text(value, depth+1)
+			}
+		}
+	case name == "hash":
+		if f := flags(args, "p"); f.has('p') {
+			a.report(RiskUnparsed, "Makes a command name run another program (hash -p)")
 		}
 	case name == "watch":
 		// watch runs its arguments through sh -c.

@@ -124,3 +124,47 @@ func (a *analyzer) find(args []word, depth int) {
 	}
 	a.report(RiskDangerous, "Deletes the files find matches")
 }
+
+// rsync: any --delete option removes whatever in the destination the
+// source lacks, so syncing an empty directory onto a tree deletes the tree
+// ("rsync -a --delete empty/ /").
+func (a *analyzer) rsync(args []word) {
+	f := flags(args, "efBTM", "rsh", "rsync-path", "filter", "exclude", "include", "exclude-from",
+		"include-from", "files-from", "partial-dir", "log-file", "log-file-format", "password-file",
+		"backup-dir", "suffix", "chmod", "chown", "usermap", "groupmap", "timeout", "contimeout", "bwlimit",
+		"max-size", "min-size", "max-delete", "compare-dest", "copy-dest", "link-dest", "temp-dir",
+		"out-format", "port", "sockopts", "info", "debug", "iconv", "checksum-choice", "compress-choice",
+		"compress-level", "modify-window", "block-size", "outbuf", "stop-after", "stop-at", "skip-compress",
+		"early-input", "address", "protocol", "checksum-seed", "write-batch", "only-write-batch", "read-batch",
+		"remote-option", "mkpath-mode")
+	deletes := false
+	for _, g := range f.long {
+		if strings.HasPrefix(g, "del") && !strings.HasPrefix(g, "dela") {
+			deletes = true // --delete, --del, --delete-after, --delete-excluded, ...
+		}
+	}
+	if f.dynamic {
+		a.report(RiskDangerous, "Sync with options only known when it runs (rsync)")
+	}
+	if len(f.operands) < 2 {
+		return // lists files
+	}
+	dest := f.operands[len(f.operands)-1]
+	sources := f.operands[:len(f.operands)-1]
+	if deletes {
+		a.rootOrHome(dest, "Recursive delete")
+		if a.outside(dest) {
+			a.report(RiskDangerous, "Deletes files outside the workspace (rsync --delete to "+dest.text+")")
+		}
+		a.report(RiskDangerous, "Recursive delete (rsync --delete)")
+	} else {
+		a.writeTarget(dest)
+	}
+	if f.hasLong("remove-source-files") {
+		for _, w := range sources {
+			if a.outside(w) {
+				a.report(RiskDangerous, "Moves files from outside the workspace ("+w.text+")")
+			}
+		}
+	}
+}

@@ -247,3 +247,26 @@ func within(root, p string) bool {
 	}
 	return p == root || strings.HasPrefix(p, root+string(filepath.Separator))
 }
+
+// nameArguments checks the variable names a builtin is given: a subscript
+// in one ("unset 'a[$(cmd)]'") is evaluated as arithmetic, which runs the
+// substitutions in it. printf and test only take a name after -v.
+func (a *analyzer) nameArguments(name string, args []word) {
+	afterV := name == "printf" || name == "test" || name == "["
+	for i, w := range args {
+		if afterV {
+			v, ok := strings.CutPrefix(w.text, "-v")
+			switch {
+			case !ok:
+				continue
+			case v == "" && i+1 < len(args):
+				w = args[i+1]
+			default:
+				w = word{text: v}
+			}
+		}
+		if evaluatedSubscript(w.text) {
+			a.report(RiskUnparsed, "Array subscript evaluated when the command runs ("+w.text+")")
+		}
+	}
+}

@@ -16,9 +16,9 @@
 // a remembered approval rule never answers for the person about them
 // (Decision.RuleEligible).
 //
-// The checks are lexical: a small shell reader (shell.go) recovers the
-// programs a command line runs and their flags, and the tables in
-// patterns.go are matched against those. This is a guard rail against
+// Commands are parsed as bash (mvdan.cc/sh/v3/syntax, see shell.go), the
+// syntax tree is walked to every program a command line runs with its
+// flags, and the tables in patterns.go are matched against those. This is a guard rail against
 // mistakes that cannot be undone, not a sandbox: a model set on doing harm
 // can write a script and run it. What the reader cannot follow it does not
 // guess about; it asks (fails closed).

@@ -255,6 +255,7 @@ func dangerousCommands() []string {
 		"xargs rm -rf < dirs.txt",
 		"find . -type d | xargs -0 rm -rf",
 		"echo $(rm -rf build)",
+		"echo $(($(rm -rf x)))",
 		"echo `rm -rf build`",
 		`echo "$(rm -rf build)"`,
 		"cat <(rm -rf x)",
@@ -443,7 +444,7 @@ func unparsedCommands() []string {
 		"rm${IFS}-rf${IFS}x",
 		"$'\\x72m' -rf x",
 		"echo $((1; 2))",
-		"echo $(($(rm -rf x)))",
+		"echo $(($(date +%s)))",
 		"bash -c 'echo \"x'",
 	}
 }
@@ -642,30 +643,4 @@ func TestParseMode(t *testing.T) {
 			t.Errorf("ParseMode(%q): unclear error %q", in, msg)
 		}
 	}
-}
-
-func FuzzDecide(f *testing.F) {
-	for _, list := range [][]string{hardDenyCommands(), dangerousCommands(), unparsedCommands(), safeCommands()} {
-		for _, c := range list {
-			f.Add(c)
-		}
-	}
-	f.Fuzz(func(t *testing.T, cmd string) {
-		_, perr := parse(cmd, 0)
-		for _, mode := range append(Modes(), "", "bogus") {
-			d := decide(mode, execIntent(cmd))
-			checkShape(t, d)
-			if mode == ModeManual && d.Verdict == Allow {
-				t.Fatalf("manual allowed %q", cmd)
-			}
-			if perr != nil && d.Verdict == Allow {
-				t.Fatalf("%s: parse error %v but allowed %q", mode, perr, cmd)
-			}
-		}
-		// The remembered pattern of a command matches it.
-		in := execIntent(cmd)
-		if cmd != "" && !Match(PatternFor("run_command", in), "run_command", in) {
-			t.Fatalf("PatternFor(%q) does not match it", cmd)
-		}
-	})
 }

@@ -5,6 +5,10 @@ import (
 	"strings"
 )
 
+func isNameStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isNameChar(c byte) bool { return isNameStart(c) || c >= '0' && c <= '9' }
+
 // isAssignment reports whether w is a NAME=value prefix of a command.
 func isAssignment(w word) bool {
 	i := 0
@@ -17,8 +21,8 @@ func isAssignment(w word) bool {
 	return w.raw[i] == '=' || strings.HasPrefix(w.raw[i:], "+=")
 }
 
-// invocation is the program a simple command finally runs, once reserved
-// words, variable assignments and wrappers (env, nohup, sudo, ...) are
+// invocation is the program a simple command finally runs, once variable
+// assignments and wrappers (env, nohup, sudo, ...) are
 // looked through.
 type invocation struct {
 	// name is the basename of the program; empty when nothing runs.
@@ -38,7 +42,7 @@ type invocation struct {
 func resolve(words []word) invocation {
 	var inv invocation
 	ws := words
-	for len(ws) > 0 && (isKeyword(ws[0]) || isAssignment(ws[0])) {
+	for len(ws) > 0 && isAssignment(ws[0]) {
 		ws = ws[1:]
 	}
 	for len(ws) > 0 {

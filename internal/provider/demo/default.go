@@ -13,7 +13,9 @@ const streamDelayMS = 15
 // Each scenario shows one part of the product: a plain answer (the default,
 // which also says how to leave demo mode), a tool call ("files"), a call
 // that needs approval ("run"/"command") and a clarifying question
-// ("ask"/"question").
+// ("ask"/"question"). The approval scenario must ask on default settings:
+// the smart approval mode runs ordinary commands on its own, so it runs a
+// recursive delete (see RunCommand).
 func Default() Script {
 	return Script{Scenarios: []Scenario{
 		{Match: "files", Turns: filesTurns()},
@@ -23,14 +25,26 @@ func Default() Script {
 		{Match: "question", Turns: askTurns()},
 		{Match: "", Turns: []Turn{{Steps: []Step{
 			reasoning("No scripted scenario matches this message, so I'll say I'm the offline demo model and explain how to connect a real one."),
-			text("**This is the offline demo model.** Caduceus is running without a real language model, so my replies are scripted.\n\n" +
-				"To connect a real provider, set one of these environment variables and restart Caduceus:\n\n" +
-				"- `OPENAI_API_KEY` for OpenAI\n" +
-				"- `ANTHROPIC_API_KEY` for Anthropic\n\n" +
-				"Meanwhile, try a message containing **files**, **run** or **ask** to see tool calls, approvals and questions."),
+			text(helpText),
 		}}}},
 	}}
 }
+
+// helpText is the answer to a message no scenario matches: it names every
+// way to configure a real provider.
+const helpText = "**This is the offline demo model.** Caduceus is running without a real language model, so my replies are scripted.\n\n" +
+	"To connect a real provider, set one of these environment variables and restart Caduceus:\n\n" +
+	"- `OPENAI_API_KEY` for OpenAI (with `OPENAI_BASE_URL` for another OpenAI-compatible server)\n" +
+	"- `ANTHROPIC_API_KEY` for Anthropic\n" +
+	"- `OLLAMA_HOST` for a local Ollama server (for example `127.0.0.1:11434`)\n\n" +
+	"Or list providers and models in `config.json` in the data directory (`--config` names another file).\n\n" +
+	"Meanwhile, try a message containing **files**, **run** or **ask** to see tool calls, approvals and questions."
+
+// RunCommand is the command the approval scenario runs. Default settings
+// (the smart approval mode) must ask about it, so it is a recursive delete,
+// of a directory it has just created: harmless in any workspace, and mkdir
+// without -p stops it when a directory of that name already exists.
+const RunCommand = "mkdir caduceus-demo-scratch && rm -r caduceus-demo-scratch"
 
 func filesTurns() []Turn {
 	return []Turn{
@@ -49,16 +63,26 @@ func filesTurns() []Turn {
 func runTurns() []Turn {
 	return []Turn{
 		{Steps: []Step{
-			reasoning("Running a command changes nothing here, but commands still need the person's approval."),
-			text("I'll run `ls -la` in the workspace. Caduceus will ask you to approve it first."),
-			toolCall("run_command", `{"command":"ls -la"}`),
+			reasoning("A recursive delete is the kind of command Caduceus asks about, so this shows an approval; the directory is one I create first."),
+			text("I'll create a scratch directory in the workspace and delete it again with `rm -r`. " +
+				"A recursive delete is risky, so Caduceus will ask you to approve it first."),
+			toolCall("run_command", runArgs()),
 		}},
 		{Steps: []Step{
-			text("Done — the command's output (or your decision, if you denied it) is shown above. " +
-				"Commands always wait for your approval, so nothing runs behind your back.\n\n" +
+			text("Done — the command's result (or your decision, if you denied it) is shown above. " +
+				"In the default `smart` approval mode Caduceus runs ordinary commands on its own and asks before risky ones like this one; " +
+				"`--approval-mode manual` asks before every command.\n\n" +
 				"_Offline demo model: this reply is scripted._"),
 		}},
 	}
+}
+
+func runArgs() string {
+	b, err := json.Marshal(map[string]string{"command": RunCommand})
+	if err != nil {
+		panic(err) // a map of strings always marshals
+	}
+	return string(b)
 }
 
 func askTurns() []Turn {

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caduceus-dev/caduceus/internal/policy"
 	"github.com/caduceus-dev/caduceus/internal/provider"
+	"github.com/caduceus-dev/caduceus/internal/tool"
 )
 
 // undelayed strips pauses so content tests of the default script run fast;
@@ -34,7 +36,8 @@ func TestDefaultPlainAnswer(t *testing.T) {
 			if r.Chunks[0].Kind != provider.ChunkReasoning || r.Reasoning == "" {
 				t.Fatalf("want reasoning first, got %+v", r.Chunks[0])
 			}
-			for _, want := range []string{"offline demo model", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"} {
+			for _, want := range []string{"offline demo model", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
+				"OLLAMA_HOST", "config.json"} {
 				if !strings.Contains(r.Text, want) {
 					t.Fatalf("answer does not mention %q:\n%s", want, r.Text)
 				}
@@ -54,8 +57,8 @@ func TestDefaultToolBranches(t *testing.T) {
 		followUp string // a substring of the reply after the tool result
 	}{
 		{"Show me the FILES please", "list_dir", `{"path":"."}`, "files"},
-		{"run something", "run_command", `{"command":"ls -la"}`, "approval"},
-		{"which command would you use?", "run_command", `{"command":"ls -la"}`, "approval"},
+		{"run something", "run_command", runArgs(), "approval mode"},
+		{"which command would you use?", "run_command", runArgs(), "approval mode"},
 		{"ask me", "clarify", `{"question":"Which do you prefer?","choices":["Option A","Option B"]}`, "answer"},
 		{"a question for you", "clarify", `{"question":"Which do you prefer?","choices":["Option A","Option B"]}`, "answer"},
 	}
@@ -120,5 +123,32 @@ func TestDefaultStreamsVisibly(t *testing.T) {
 	a.Scenarios[0].Turns[0].Steps[0].Text = "edited"
 	if Default().Scenarios[0].Turns[0].Steps[0].Text == "edited" {
 		t.Fatal("Default shares state between calls")
+	}
+}
+
+// The approval scenario exists to show an approval: on default settings
+// (smart mode) the policy must ask about its command, and no stricter
+// verdict may stop it from running once approved.
+func TestDefaultRunAsksOnDefaults(t *testing.T) {
+	var args struct{ Command string }
+	if err := json.Unmarshal([]byte(runArgs()), &args); err != nil || args.Command != RunCommand {
+		t.Fatalf("args %s: %v", runArgs(), err)
+	}
+	in := tool.Intent{Effect: tool.EffectExec, Command: RunCommand, Action: "$ " + RunCommand}
+	for _, mode := range []policy.Mode{"", policy.ModeSmart, policy.ModeManual, policy.ModeOff} {
+		d := policy.Decide(policy.Input{Mode: mode, Tool: "run_command", Intent: in, Workspace: t.TempDir()})
+		if d.Verdict != policy.Ask {
+			t.Errorf("mode %q: %+v, want ask", mode, d)
+		}
+	}
+	// Every scenario that calls run_command uses it.
+	for _, sc := range Default().Scenarios {
+		for _, turn := range sc.Turns {
+			for _, st := range turn.Steps {
+				if st.Kind == KindToolCall && st.Name == "run_command" && string(st.Args) != runArgs() {
+					t.Errorf("scenario %q runs %s", sc.Match, st.Args)
+				}
+			}
+		}
 	}
 }
