@@ -152,9 +152,10 @@ func TestUIAnsweredWhileNoRunner(t *testing.T) {
 		t.Fatalf("ran.txt = %q, %v: the command must run exactly once", out, err)
 	}
 	runs := d.srv.runs(t, sid)
-	if len(runs) != 1 || runs[0].Status != "completed" {
+	if len(runs) != 1 {
 		t.Fatalf("runs = %+v", runs)
 	}
+	d.srv.waitStatus(t, runs[0].ID, "completed")
 	evs := d.srv.journal(t, runs[0].ID)
 	checkJournal(t, evs)
 	if n := countType(evs, event.ToolDone); n != 1 {

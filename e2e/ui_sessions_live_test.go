@@ -82,16 +82,20 @@ func TestUISessionsLive(t *testing.T) {
 	a.recordToasts()
 	b.recordToasts()
 
-	// within waits for expr in tab x and checks it held within a second of
-	// since (the moment the change was made).
+	// within waits for expr in tab x and checks it held soon after since
+	// (the moment the change was made). The aim is a second, and alone it
+	// takes 2-500 ms; the bound is wider because a loaded 2-core machine
+	// running the whole suite stretches it, while a change that only shows
+	// at some unrelated refresh (15 s and more) still fails.
+	const liveBound = 5 * time.Second
 	var lags []string
 	within := func(x *browser, what, expr string, since time.Time) {
 		t.Helper()
 		x.waitJS(what, expr)
 		lag := time.Since(since)
 		lags = append(lags, what+" "+lag.Round(time.Millisecond).String())
-		if lag > time.Second {
-			t.Errorf("%s took %s, want within a second", what, lag.Round(time.Millisecond))
+		if lag > liveBound {
+			t.Errorf("%s took %s, want within %s", what, lag.Round(time.Millisecond), liveBound)
 		}
 	}
 	title := func(id, want string) string {
