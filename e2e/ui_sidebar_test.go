@@ -4,6 +4,7 @@ package e2e
 // "needs you" list that bring a person to a waiting session.
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,12 +24,16 @@ func TestUISidebar(t *testing.T) {
 	b.navigate("/")
 
 	// Three sessions from the sidebar's button; each becomes the active one.
+	// Each gets a title, or the next New session would reopen it (a blank
+	// session is reused, see TestUIPolishNewSessionReuse).
 	var ids []string
 	for i := 0; i < 3; i++ {
 		id := b.newSessionUI()
 		ids = append(ids, id)
 		b.waitVisible(sessionItemSel(id))
 		b.waitJS("the new session to be current", q(sessionItemSel(id))+"?.getAttribute('aria-current') === 'page'")
+		b.sendMessage(fmt.Sprintf("/title Session %d", i+1))
+		b.waitJS("the title in the sidebar", q(sessionItemSel(id))+fmt.Sprintf("?.textContent.includes('Session %d')", i+1))
 	}
 	if n := b.count("[data-testid=session-item][aria-current=page]"); n != 1 {
 		t.Errorf("%d sessions marked current, want 1", n)

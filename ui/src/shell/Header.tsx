@@ -1,14 +1,19 @@
 // The main column's header: session title and run status, model picker,
-// token/context usage, connection dot, the global "needs you" bell and the
-// activity toggle. Heights are fixed so nothing shifts while text streams.
+// token/context usage, connection dot, the global "needs you" bell, the
+// theme switch and the activity toggle. Heights are fixed so nothing shifts
+// while text streams. The run status sits under the title, so the title
+// keeps the header's width for itself.
 
 import { useStore } from "../state/context";
 import { defaultModelLabel } from "../state/store";
 import { resumableRun } from "../state/reducer";
 import type { SessionState } from "../state/types";
 import { recoveringText, statusText, tokens } from "./format";
-import { IActivity, IBell, IMenu } from "./icons";
+import { IActivity, IBell, IMenu, IMonitor, IMoon, ISun } from "./icons";
+import { MenuButton } from "./Menu";
 import { NeedsYouPanel } from "./NeedsYou";
+import { toneClass } from "./status";
+import { saveTheme, THEME_CHOICES, type ThemeChoice } from "./theme";
 import { useView } from "./view";
 
 /** The status the header shows: the busy run's, else "queued" while a run
@@ -56,7 +61,7 @@ export function Header() {
           {id ? session?.title || "New session" : "Caduceus"}
         </h1>
         {id && (
-          <span class={"badge badge-" + status} data-testid="run-status" data-status={status} title={statusDetail(s, status)} role="status" aria-live="polite">
+          <span class={"badge badge-" + status + " " + toneClass(status)} data-testid="run-status" data-status={status} title={statusDetail(s, status)} role="status" aria-live="polite">
             <span class="dot" aria-hidden="true" />
             {statusText(status)}
           </span>
@@ -67,6 +72,7 @@ export function Header() {
         {s && <Usage s={s} />}
         <Connection />
         <NeedsYouButton />
+        <ThemeSwitch />
         <button
           type="button"
           class={"icon-btn" + (view.activityOpen.value ? " on" : "")}
@@ -137,6 +143,35 @@ function Usage({ s }: { s: SessionState }) {
       <span class="meter" aria-hidden="true"><span style={{ width: `${pct ?? 0}%` }} /></span>
       <span class="sr-only">{detail}</span>
     </div>
+  );
+}
+
+const THEME_TEXT: Record<ThemeChoice, string> = { system: "System", light: "Light", dark: "Dark" };
+const THEME_ICON = { system: IMonitor, light: ISun, dark: IMoon } as const;
+
+/** Light, dark or the system's; remembered in this browser. */
+function ThemeSwitch() {
+  const view = useView();
+  const cur = view.theme.value;
+  const Icon = THEME_ICON[cur];
+  return (
+    <MenuButton
+      class="theme-switch"
+      testid="theme-switch"
+      menuTestid="theme-menu"
+      label={`Theme: ${THEME_TEXT[cur]}`}
+      icon={<Icon size={17} />}
+      items={THEME_CHOICES.map((c) => {
+        const I = THEME_ICON[c];
+        return {
+          key: c, label: THEME_TEXT[c], icon: <I size={15} />, checked: c === cur, testid: "theme-" + c,
+          onSelect: () => {
+            saveTheme(c);
+            view.theme.value = c;
+          },
+        };
+      })}
+    />
   );
 }
 
