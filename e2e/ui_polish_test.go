@@ -443,6 +443,9 @@ func TestUIPolishScreenshots(t *testing.T) {
 		w, h int
 	}{{"desktop", 1280, 800}, {"phone", 375, 812}} {
 		b := openBrowser(t, s, withWindow(v.w, v.h))
+		if v.name == "phone" {
+			b.emulateTouch()
+		}
 		for _, scheme := range []string{"light", "dark"} {
 			b.setColorScheme(scheme)
 			b.navigate("/s/" + sid)
@@ -456,6 +459,9 @@ func TestUIPolishScreenshots(t *testing.T) {
 			b.hover(itemSel("assistant") + " .md")
 			b.frames(3)
 			t.Logf("screenshot: %s", b.screenshot(dir, fmt.Sprintf("polish-%s-%s-transcript", v.name, scheme)))
+			eval[any](b, q("[data-testid=transcript]")+".scrollTop = 1e9")
+			b.frames(3)
+			t.Logf("screenshot: %s", b.screenshot(dir, fmt.Sprintf("polish-%s-%s-bottom", v.name, scheme)))
 			eval[any](b, q("[data-testid=transcript]")+".scrollTop = 0")
 			b.hover(itemSel("assistant") + " .md table")
 			b.frames(3)
@@ -470,6 +476,7 @@ func TestUIPolishScreenshots(t *testing.T) {
 			} else {
 				b.click("[data-testid=sidebar-toggle]")
 				b.waitVisible(sessionItemSel(sid))
+				b.waitJS("the drawer slid in", "getComputedStyle(document.getElementById('sidebar')).transform === 'none'")
 				b.frames(3)
 				t.Logf("screenshot: %s", b.screenshot(dir, fmt.Sprintf("polish-%s-%s-sidebar", v.name, scheme)))
 			}

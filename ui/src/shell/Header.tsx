@@ -9,11 +9,10 @@ import { defaultModelLabel } from "../state/store";
 import { resumableRun } from "../state/reducer";
 import type { SessionState } from "../state/types";
 import { recoveringText, statusText, tokens } from "./format";
-import { IActivity, IBell, IMenu, IMonitor, IMoon, ISun } from "./icons";
-import { MenuButton } from "./Menu";
+import { IActivity, IBell, IMenu } from "./icons";
 import { NeedsYouPanel } from "./NeedsYou";
 import { toneClass } from "./status";
-import { saveTheme, THEME_CHOICES, type ThemeChoice } from "./theme";
+import { ThemeSwitch } from "./ThemeSwitch";
 import { useView } from "./view";
 
 /** The status the header shows: the busy run's, else "queued" while a run
@@ -72,7 +71,7 @@ export function Header() {
         {s && <Usage s={s} />}
         <Connection />
         <NeedsYouButton />
-        <ThemeSwitch />
+        <ThemeSwitch where="header" />
         <button
           type="button"
           class={"icon-btn" + (view.activityOpen.value ? " on" : "")}
@@ -143,35 +142,6 @@ function Usage({ s }: { s: SessionState }) {
       <span class="meter" aria-hidden="true"><span style={{ width: `${pct ?? 0}%` }} /></span>
       <span class="sr-only">{detail}</span>
     </div>
-  );
-}
-
-const THEME_TEXT: Record<ThemeChoice, string> = { system: "System", light: "Light", dark: "Dark" };
-const THEME_ICON = { system: IMonitor, light: ISun, dark: IMoon } as const;
-
-/** Light, dark or the system's; remembered in this browser. */
-function ThemeSwitch() {
-  const view = useView();
-  const cur = view.theme.value;
-  const Icon = THEME_ICON[cur];
-  return (
-    <MenuButton
-      class="theme-switch"
-      testid="theme-switch"
-      menuTestid="theme-menu"
-      label={`Theme: ${THEME_TEXT[cur]}`}
-      icon={<Icon size={17} />}
-      items={THEME_CHOICES.map((c) => {
-        const I = THEME_ICON[c];
-        return {
-          key: c, label: THEME_TEXT[c], icon: <I size={15} />, checked: c === cur, testid: "theme-" + c,
-          onSelect: () => {
-            saveTheme(c);
-            view.theme.value = c;
-          },
-        };
-      })}
-    />
   );
 }
 

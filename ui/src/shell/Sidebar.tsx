@@ -16,6 +16,7 @@ import { IClose, IMore, IPencil, IPlus, ISearch, ITrash, Logo } from "./icons";
 import { MenuButton } from "./Menu";
 import { newSession } from "./newSession";
 import { toneClass } from "./status";
+import { ThemeSwitch } from "./ThemeSwitch";
 import { useView } from "./view";
 
 export function Sidebar() {
@@ -37,6 +38,7 @@ export function Sidebar() {
           <Logo />
           <span class="brand-name">Caduceus</span>
           {version && <span class="brand-version" title="Server version">{version}</span>}
+          <ThemeSwitch where="sidebar" />
           <button type="button" class="icon-btn sb-close" aria-label="Close sessions" onClick={() => (view.sidebarOpen.value = false)}>
             <IClose />
           </button>
