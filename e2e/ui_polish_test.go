@@ -467,7 +467,9 @@ func TestUIPolishScreenshots(t *testing.T) {
 			b.frames(3)
 			t.Logf("screenshot: %s", b.screenshot(dir, fmt.Sprintf("polish-%s-%s-top", v.name, scheme)))
 			if v.name == "desktop" {
-				b.hover(sessionItemSel(sid))
+				b.hover("[data-testid=session-item]:last-child")
+				b.frames(3)
+				t.Logf("screenshot: %s", b.screenshot(dir, fmt.Sprintf("polish-%s-%s-sidebar-hover", v.name, scheme)))
 				b.click("[data-testid=theme-switch]")
 				b.waitVisible("[data-testid=theme-menu]")
 				b.frames(3)

@@ -139,7 +139,7 @@ function Readable({ t }: { t: ToolInfo }) {
       )}
       {content != null && <OutputBlock text={content} label={`Content${typeof a?.path === "string" ? " · " + a.path : ""}`} maxLines={16} />}
       {output && <OutputBlock text={output} label="Output" maxLines={16} />}
-      {!command && content == null && !output && t.status !== "running" && !t.error && <div class="tool-empty">No output.</div>}
+      {!command && content == null && !output && t.status === "ok" && <div class="tool-empty">No output.</div>}
     </>
   );
 }
