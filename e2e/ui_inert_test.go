@@ -101,7 +101,8 @@ func TestUIInertAgentOutput(t *testing.T) {
 			Embeds: root.querySelectorAll("embed").length,
 			Forms: t.querySelectorAll("form").length,
 			OnAttrs: onAttrs, JSURLs: jsURLs,
-			ParsedUser: !!Array.from(document.querySelectorAll("[data-testid=item][data-kind=user]")).some(e => e.querySelector("img, svg, a[href^=javascript]")),
+			// svg.icon: the app's own icons (the message's Copy button).
+			ParsedUser: !!Array.from(document.querySelectorAll("[data-testid=item][data-kind=user]")).some(e => e.querySelector("img, svg:not(.icon), a[href^=javascript]")),
 		};
 	})()`)
 	if f.Scripts != 0 || f.Iframes != 0 || f.Objects != 0 || f.Embeds != 0 {

@@ -4,6 +4,7 @@ package e2e
 // "needs you" list that bring a person to a waiting session.
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,17 +19,24 @@ func TestUISidebar(t *testing.T) {
 	s := startServer(t, scenarios(scenario("run a command",
 		turn(text("I need to run something."), call("run_command", `{"command":"echo needs-you"}`)),
 		turn(text("Done."))),
+		scenario("", turn(text("Noted."))),
 	), withApprovalMode("manual"))
 	b := openBrowser(t, s)
 	b.navigate("/")
 
 	// Three sessions from the sidebar's button; each becomes the active one.
+	// Each gets a message (and so a title), or the next New session would
+	// reopen it (a blank session is reused, see
+	// TestUIPolishNewSessionReuse).
 	var ids []string
 	for i := 0; i < 3; i++ {
 		id := b.newSessionUI()
 		ids = append(ids, id)
 		b.waitVisible(sessionItemSel(id))
 		b.waitJS("the new session to be current", q(sessionItemSel(id))+"?.getAttribute('aria-current') === 'page'")
+		b.sendMessage(fmt.Sprintf("Session %d notes", i+1))
+		b.waitIdle()
+		b.waitJS("the title in the sidebar", q(sessionItemSel(id))+fmt.Sprintf("?.textContent.includes('Session %d notes')", i+1))
 	}
 	if n := b.count("[data-testid=session-item][aria-current=page]"); n != 1 {
 		t.Errorf("%d sessions marked current, want 1", n)

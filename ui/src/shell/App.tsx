@@ -13,7 +13,9 @@ import { Header } from "./Header";
 import { RunnerBanner } from "./RunnerBanner";
 import { isMac } from "./format";
 import { IClose, IPlus, Logo } from "./icons";
+import { newSession } from "./newSession";
 import { Sidebar } from "./Sidebar";
+import { applyTheme } from "./theme";
 import { Toast } from "./Toast";
 import { TokenDialog } from "./TokenDialog";
 import { createViewState, useView, ViewContext, WIDE_QUERY } from "./view";
@@ -33,6 +35,10 @@ function Shell() {
   const s = store.active.value;
 
   useShortcuts();
+
+  // The chosen theme on <html> (theme.js already set it before the first
+  // paint); "system" keeps following the system setting.
+  useSignalEffect(() => applyTheme(view.theme.value));
 
   // The tab title names the session and counts what waits for a person.
   useSignalEffect(() => {
@@ -123,7 +129,7 @@ function EmptyState() {
         <Logo size={44} />
         <h2>Start a session</h2>
         <p class="empty-lead">A session is one conversation with an agent working in your workspace. Everything it does is recorded, and commands wait for your approval.</p>
-        <button type="button" class="btn btn-primary btn-lg" data-testid="empty-new-session" onClick={() => void store.createSession()}>
+        <button type="button" class="btn btn-primary btn-lg" data-testid="empty-new-session" onClick={() => void newSession(store)}>
           <IPlus size={18} /> New session
         </button>
         <ul class="empty-hints">

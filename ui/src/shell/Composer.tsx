@@ -6,7 +6,7 @@
 
 import { useComputed, useSignal } from "@preact/signals";
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
-import type { Store } from "../state/contract";
+import type { ActionError, Store } from "../state/contract";
 import { useStore } from "../state/context";
 import { defaultModelLabel } from "../state/store";
 import { stoppableRun } from "../state/reducer";
@@ -15,7 +15,17 @@ import { isMac } from "./format";
 import { requestTranscriptPin } from "../transcript/pin";
 import { runStatusOf, statusDetail } from "./Header";
 import { IClose, ISend, IStop } from "./icons";
+import { newSession } from "./newSession";
 import { useView, type ViewState } from "./view";
+
+/** The composer shows a failure of what it sent next to the text it gave
+ * back; the store also raised the same failure as a toast, which would say
+ * it a second time, so that toast is taken down (before it is painted: both
+ * happen in the same task). */
+function ownError(store: Store, err: ActionError): string {
+  if (store.toast.peek() === err) store.toast.value = null;
+  return err.message;
+}
 
 interface MenuEntry { key: string; kind: "command" | "model"; label: string; hint: string; cmd?: Command; value: string }
 
@@ -118,7 +128,7 @@ export function Composer({ session }: { session: SessionState | null }) {
       const err = await store.createSession();
       if (err) {
         setText(raw);
-        error.value = err.message;
+        error.value = ownError(store, err);
         return;
       }
     }
@@ -129,7 +139,7 @@ export function Composer({ session }: { session: SessionState | null }) {
     if (err) {
       // Give the text back so nothing typed is lost.
       if (!text.value) setText(raw);
-      error.value = err.message;
+      error.value = ownError(store, err);
     }
   };
 
@@ -280,12 +290,12 @@ async function runCommand(line: string, store: Store, view: ViewState): Promise<
   const needSession = () => (store.activeId.peek() ? null : "Open or create a session first (/new).");
   switch (name) {
     case "new": {
-      const err = await store.createSession();
-      return err ? err.message : null;
+      const err = await newSession(store);
+      return err ? ownError(store, err) : null;
     }
     case "stop": {
       const err = await store.stop();
-      return err ? err.message : null;
+      return err ? ownError(store, err) : null;
     }
     case "help":
       view.helpOpen.value = true;
@@ -294,14 +304,14 @@ async function runCommand(line: string, store: Store, view: ViewState): Promise<
       const no = needSession();
       if (no) return no;
       const err = await store.compact();
-      return err ? err.message : null;
+      return err ? ownError(store, err) : null;
     }
     case "title": {
       const no = needSession();
       if (no) return no;
       if (!arg) return "Usage: /title <title>";
       const err = await store.renameSession(store.activeId.peek()!, arg);
-      return err ? err.message : null;
+      return err ? ownError(store, err) : null;
     }
     case "model": {
       const no = needSession();
@@ -310,7 +320,7 @@ async function runCommand(line: string, store: Store, view: ViewState): Promise<
       const ref = arg === "default" ? "" : arg;
       if (ref && !store.models.peek().some((mo) => mo.ref === ref)) return `Unknown model “${ref}”. Type /model and a space to see the list.`;
       const err = await store.setModel(ref);
-      return err ? err.message : null;
+      return err ? ownError(store, err) : null;
     }
     default:
       // Listed by the server but not known to this UI (a newer server).

@@ -1,6 +1,8 @@
 // The main column's header: session title and run status, model picker,
-// token/context usage, connection dot, the global "needs you" bell and the
-// activity toggle. Heights are fixed so nothing shifts while text streams.
+// token/context usage, connection dot, the global "needs you" bell, the
+// theme switch and the activity toggle. Heights are fixed so nothing shifts
+// while text streams. The run status sits under the title, so the title
+// keeps the header's width for itself.
 
 import { useStore } from "../state/context";
 import { defaultModelLabel } from "../state/store";
@@ -10,6 +12,8 @@ import { recoveringText, statusText, tokens } from "./format";
 import { answeredWaiting, waitingText } from "./waiting";
 import { IActivity, IBell, IMenu } from "./icons";
 import { NeedsYouPanel } from "./NeedsYou";
+import { toneClass } from "./status";
+import { ThemeSwitch } from "./ThemeSwitch";
 import { useView } from "./view";
 
 /** The status the header shows: the busy run's, else "queued" while a run
@@ -65,7 +69,7 @@ export function Header() {
           {id ? session?.title || "New session" : "Caduceus"}
         </h1>
         {id && (
-          <span class={"badge badge-" + status} data-testid="run-status" data-status={status} title={statusDetail(s, status)} role="status" aria-live="polite">
+          <span class={"badge badge-" + status + " " + toneClass(status)} data-testid="run-status" data-status={status} title={statusDetail(s, status)} role="status" aria-live="polite">
             <span class="dot" aria-hidden="true" />
             {statusText(status)}
           </span>
@@ -76,6 +80,7 @@ export function Header() {
         {s && <Usage s={s} />}
         <Connection />
         <NeedsYouButton />
+        <ThemeSwitch where="header" />
         <button
           type="button"
           class={"icon-btn" + (view.activityOpen.value ? " on" : "")}

@@ -1,7 +1,10 @@
 // The sessions sidebar: brand, New session, search, and the list (newest
 // first) with status badges, inline rename and delete with confirmation.
-// On phones it is an off-canvas drawer opened from the header. The list is
-// paged: scrolling to its end (or "Load more") fetches the next page.
+// A row's title has the row's full width: rename and delete appear over its
+// end on hover or keyboard focus, and on touch screens (no hover) behind a
+// "⋯" menu. On phones it is an off-canvas drawer opened from the header.
+// The list is paged: scrolling to its end (or "Load more") fetches the next
+// page.
 
 import { useSignal } from "@preact/signals";
 import { useEffect, useRef } from "preact/hooks";
@@ -9,7 +12,11 @@ import { useStore } from "../state/context";
 import { sessionPath } from "../state/store";
 import type { Session } from "../state/types";
 import { isMac, relTime, statusText, waitsForPerson } from "./format";
-import { IClose, IPencil, IPlus, ISearch, ITrash, Logo } from "./icons";
+import { IClose, IMore, IPencil, IPlus, ISearch, ITrash, Logo } from "./icons";
+import { MenuButton } from "./Menu";
+import { newSession } from "./newSession";
+import { toneClass } from "./status";
+import { ThemeSwitch } from "./ThemeSwitch";
 import { useView } from "./view";
 
 export function Sidebar() {
@@ -21,7 +28,7 @@ export function Sidebar() {
 
   const create = async () => {
     view.sidebarOpen.value = false;
-    await store.createSession();
+    await newSession(store);
   };
 
   return (
@@ -31,6 +38,7 @@ export function Sidebar() {
           <Logo />
           <span class="brand-name">Caduceus</span>
           {version && <span class="brand-version" title="Server version">{version}</span>}
+          <ThemeSwitch where="sidebar" />
           <button type="button" class="icon-btn sb-close" aria-label="Close sessions" onClick={() => (view.sidebarOpen.value = false)}>
             <IClose />
           </button>
@@ -116,14 +124,18 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
   const view = useView();
   const renaming = useSignal(false);
   const renameBtn = useRef<HTMLButtonElement>(null);
+  const menuBtn = useRef<HTMLButtonElement>(null);
   const refocus = useRef(false);
-  // Leaving the rename box by keyboard puts focus back on its button.
+  // Leaving the rename box by keyboard puts focus back on the control that
+  // opened it: the rename button, or the "⋯" menu on touch screens.
   useEffect(() => {
     if (!renaming.value && refocus.current) {
       refocus.current = false;
-      renameBtn.current?.focus();
+      const btn = [renameBtn.current, menuBtn.current].find((b) => b && b.getClientRects().length > 0);
+      btn?.focus();
     }
   });
+  const name = s.title || "New session";
   const busy = s.status !== "idle" && s.status !== "interrupted";
   const needsYou = waitsForPerson(s.status);
 
@@ -149,10 +161,10 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
         }} />
       ) : (
         <a class="sb-link" href={sessionPath(s.id)} onClick={open}>
-          <span class={"sb-title" + (s.title ? "" : " placeholder")}>{s.title || "New session"}</span>
+          <span class={"sb-title" + (s.title ? "" : " placeholder")} title={s.title || undefined}>{name}</span>
           <span class="sb-meta">
             {busy && (
-              <span class={"badge badge-" + s.status} data-testid="session-badge" data-status={s.status}>
+              <span class={"badge badge-" + s.status + " " + toneClass(s.status)} data-testid="session-badge" data-status={s.status}>
                 <span class="dot" aria-hidden="true" />
                 {statusText(s.status)}
               </span>
@@ -165,13 +177,28 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
       )}
       {!renaming.value && (
         <span class="sb-actions">
-          <button type="button" ref={renameBtn} class="icon-btn sm" data-testid="session-rename" aria-label={`Rename “${s.title || "New session"}”`} title="Rename" onClick={() => (renaming.value = true)}>
+          <button type="button" ref={renameBtn} class="icon-btn sm" data-testid="session-rename" aria-label={`Rename “${name}”`} title="Rename" onClick={() => (renaming.value = true)}>
             <IPencil size={15} />
           </button>
-          <button type="button" class="icon-btn sm danger" data-testid="session-delete" aria-label={`Delete “${s.title || "New session"}”`} title="Delete" onClick={onDelete}>
+          <button type="button" class="icon-btn sm danger" data-testid="session-delete" aria-label={`Delete “${name}”`} title="Delete" onClick={onDelete}>
             <ITrash size={15} />
           </button>
         </span>
+      )}
+      {!renaming.value && (
+        <MenuButton
+          class="sb-menu"
+          btnRef={menuBtn}
+          testid="session-menu"
+          menuTestid="session-menu-list"
+          label={`Actions for “${name}”`}
+          title="Rename or delete"
+          icon={<IMore size={16} />}
+          items={[
+            { key: "rename", label: "Rename", icon: <IPencil size={15} />, testid: "session-menu-rename", onSelect: () => (renaming.value = true) },
+            { key: "delete", label: "Delete", icon: <ITrash size={15} />, danger: true, testid: "session-menu-delete", onSelect: onDelete },
+          ]}
+        />
       )}
     </li>
   );

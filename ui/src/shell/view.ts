@@ -6,6 +6,7 @@ import { signal, type Signal } from "@preact/signals";
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
 import type { Session } from "../state/types";
+import { loadTheme, type ThemeChoice } from "./theme";
 
 export interface ViewState {
   /** Phone: the sessions drawer is open. */
@@ -20,6 +21,8 @@ export interface ViewState {
   drafts: Map<string, string>;
   /** Minute ticker for relative times. */
   now: Signal<number>;
+  /** Light, dark or the system's (saved in localStorage by the shell). */
+  theme: Signal<ThemeChoice>;
 }
 
 export const WIDE_QUERY = "(min-width: 1100px)";
@@ -36,6 +39,7 @@ export function createViewState(): ViewState {
     deleting: signal<Session | null>(null),
     drafts: new Map(),
     now,
+    theme: signal(loadTheme()),
   };
 }
 

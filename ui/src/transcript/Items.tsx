@@ -6,11 +6,13 @@ import { useContext, useEffect, useRef, useState } from "preact/hooks";
 import type { ReadonlySignal } from "@preact/signals";
 import type { Item, ItemModel, Run } from "../state/types";
 import { useStore } from "../state/context";
-import { Markdown } from "./MarkdownView";
+import { copyText, Markdown } from "./MarkdownView";
 import { ToolCard } from "./ToolCard";
 import { QueuedNote } from "./Waiting";
 import { IconAlert, IconBrain, IconChevron, IconInfo, IconLayers, IconPlay, IconStop } from "./icons";
 import { recoveringText, tokens } from "../shell/format";
+import { ICheck, ICopy } from "../shell/icons";
+import { toneClass } from "../shell/status";
 import { fmtDuration, parseTime } from "./util";
 
 /** What entries need from the transcript around them. */
@@ -26,11 +28,52 @@ export interface TranscriptEnv {
 }
 export const TranscriptCtx = createContext<TranscriptEnv | null>(null);
 
-function UserMessage({ item }: { item: Item }) {
+/** "14:03", or "21 Nov, 14:03" for another day. */
+function when(t: number): string {
+  const d = new Date(t);
+  const time = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return d.toDateString() === new Date().toDateString() ? time : `${d.toLocaleDateString([], { day: "numeric", month: "short" })}, ${time}`;
+}
+
+/** A message's time and its Copy button (the text as written: markdown
+ * for the agent's). Shown on hover or keyboard focus; the button is always
+ * in the tab order. */
+function MessageActions({ item }: { item: Item }) {
+  const [copied, setCopied] = useState<boolean | null>(null);
+  useEffect(() => {
+    if (copied === null) return;
+    const timer = setTimeout(() => setCopied(null), 1500);
+    return () => clearTimeout(timer);
+  }, [copied]);
   const t = parseTime(item.created_at);
+  const label = copied === true ? "Copied" : copied === false ? "Copy failed" : "Copy message";
+  return (
+    <div class="msg-actions">
+      <button
+        type="button"
+        class={"msg-copy" + (copied ? " done" : "")}
+        data-testid="copy-message"
+        aria-label={label}
+        title={label}
+        onClick={() => void copyText(item.text ?? "").then(setCopied)}
+      >
+        {copied ? <ICheck size={14} /> : <ICopy size={14} />}
+      </button>
+      {t != null && (
+        <time class="msg-time" data-testid="message-time" dateTime={item.created_at} title={new Date(t).toLocaleString()}>
+          {when(t)}
+        </time>
+      )}
+      <span class="t-sr-only" aria-live="polite">{copied === true ? "Copied" : ""}</span>
+    </div>
+  );
+}
+
+function UserMessage({ item }: { item: Item }) {
   return (
     <div class="msg-user">
-      <div class="bubble" title={t ? new Date(t).toLocaleString() : undefined}>{item.text ?? ""}</div>
+      {item.text ? <MessageActions item={item} /> : null}
+      <div class="bubble">{item.text ?? ""}</div>
       {item.queued && <QueuedNote runId={item.run_id} />}
     </div>
   );
@@ -54,6 +97,7 @@ function AssistantMessage({ item }: { item: Item }) {
     <div class="msg-assistant">
       {text ? <Markdown text={text} streaming={open} /> : open ? <span class="typing" aria-label="Writing"><i /><i /><i /></span> : null}
       {(item.partial || stalled) && <div class="cut-note">Cut short</div>}
+      {text ? <MessageActions item={item} /> : null}
     </div>
   );
 }
@@ -108,7 +152,7 @@ function Reasoning({ item }: { item: Item }) {
 function RunEnd({ item }: { item: Item }) {
   const status = item.status ?? "";
   return (
-    <div class={"run-end run-end-" + status} data-testid="run-end" data-status={status} role="status">
+    <div class={"run-end run-end-" + status + " " + toneClass(status)} data-testid="run-end" data-status={status} role="status">
       {status === "cancelled" ? (
         <>
           <IconStop size={14} /> <span>Stopped</span>

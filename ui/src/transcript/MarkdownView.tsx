@@ -29,9 +29,35 @@ function typesetMath(el: Element) {
   });
 }
 
+/** Puts a quiet note where an image was removed (the sanitiser blocked
+ * its remote source) or failed to load, instead of a broken-image icon. */
+function removeImage(img: HTMLImageElement, why: string) {
+  const note = document.createElement("span");
+  note.className = "img-removed";
+  note.setAttribute("data-testid", "image-removed");
+  const alt = img.getAttribute("alt")?.trim();
+  note.textContent = alt ? `image removed: ${alt}` : "image removed";
+  note.title = why;
+  img.replaceWith(note);
+}
+
+function guardImages(el: HTMLElement) {
+  for (const img of el.querySelectorAll("img")) {
+    const src = img.getAttribute("src");
+    if (!src) {
+      removeImage(img, img.getAttribute("title") || "Image not shown");
+      continue;
+    }
+    const failed = () => img.isConnected && removeImage(img, "The image did not load (missing, or blocked by the page's security policy)");
+    if (img.complete && img.naturalWidth === 0) failed(); // already settled as broken
+    else img.addEventListener("error", failed, { once: true });
+  }
+}
+
 /** Adds the header (language + copy button) to each code block. Done on
  * the DOM after sanitising: the sanitiser forbids <button> in content. */
 function decorate(el: HTMLElement) {
+  guardImages(el);
   for (const pre of el.querySelectorAll("pre")) {
     if (pre.querySelector(":scope > .code-head")) continue;
     const head = document.createElement("div");
@@ -50,7 +76,8 @@ function decorate(el: HTMLElement) {
   typesetMath(el);
 }
 
-async function copyText(text: string): Promise<boolean> {
+/** Puts text on the clipboard; false when the browser refused. */
+export async function copyText(text: string): Promise<boolean> {
   try {
     await navigator.clipboard.writeText(text);
     return true;

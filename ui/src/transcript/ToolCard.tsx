@@ -1,7 +1,9 @@
 // A tool call in the transcript: icon, the server's concise label, a status
 // pill (with a live timer while running), duration, a one-line summary of
-// the result, and expandable details. Edits show their diff right away;
-// calls waiting for a person embed the request card.
+// the result, and, expanded, what the tool said (its text output, as the
+// agent read it), with the raw arguments and result one click further.
+// Edits show their diff right away; calls waiting for a person embed the
+// request card.
 
 import type { ComponentChildren } from "preact";
 import { useRef, useState } from "preact/hooks";
@@ -11,6 +13,7 @@ import { ApprovalLine, RequestAnswered, RequestCard } from "./RequestCard";
 import { Diff } from "./Diff";
 import { JsonBlock, OutputBlock } from "./Output";
 import { IconChevron, ToolIcon } from "./icons";
+import { toneClass } from "../shell/status";
 import { asRecord, countLines, fmtBytes, fmtDuration, fmtElapsed, num, str, useNow } from "./util";
 
 const STATUS_TEXT: Record<ToolStatus, string> = {
@@ -45,7 +48,7 @@ function interruptedText(err: string): string {
 export function StatusPill({ status, elapsed }: { status: ToolStatus | string; elapsed?: string }) {
   const text = STATUS_TEXT[status as ToolStatus] ?? EXTRA_TEXT[status] ?? status;
   return (
-    <span class={"t-pill t-pill-" + status} data-testid="tool-status">
+    <span class={"t-pill t-pill-" + status + " " + toneClass(status)} data-testid="tool-status">
       {status === "running" ? <span class="t-spin" aria-hidden="true" /> : <span class="t-pill-dot" aria-hidden="true" />}
       {text}
       {elapsed && <span class="t-pill-time">{elapsed}</span>}
@@ -114,61 +117,53 @@ function summary(t: ToolInfo): ComponentChildren {
   return null;
 }
 
-/** Arguments in the most readable form for the tool. */
-function ArgsView({ t }: { t: ToolInfo }) {
+/** What the call did, readably: the full command of run_command (its
+ * output shows under the head already), the content write_file wrote, and
+ * the tool's text output (what the agent read; list_dir's listing is that
+ * text, shown once). */
+function Readable({ t }: { t: ToolInfo }) {
   const a = asRecord(t.args);
-  if (t.name === "run_command" && a && typeof a.command === "string") {
-    const rest = { ...a };
-    delete rest.command;
-    return (
-      <div class="tool-sec">
-        <div class="out-label">Command</div>
-        <pre class="out-pre cmd">$ {a.command}</pre>
-        {Object.keys(rest).length > 0 && <JsonBlock value={rest} label="Options" />}
-      </div>
-    );
-  }
-  if (t.name === "write_file" && a && typeof a.content === "string") {
-    return (
-      <div class="tool-sec">
-        <div class="out-label">Path</div>
-        <code class="path">{String(a.path ?? "")}</code>
-        <OutputBlock text={a.content} label="Content" maxLines={16} />
-      </div>
-    );
-  }
-  return <JsonBlock value={t.args ?? {}} label="Arguments" maxLines={16} />;
+  const r = asRecord(t.result);
+  const command = t.name === "run_command" && typeof a?.command === "string" ? a.command : undefined;
+  const content = t.name === "write_file" && typeof a?.content === "string" ? a.content : undefined;
+  // run_command's output is under the head once the command ran; a
+  // failure's output is the error line already shown.
+  const output = t.output && t.status !== "running" && !(t.name === "run_command" && r) && t.output.trim() !== (t.error ?? "").trim() ? t.output : "";
+  return (
+    <>
+      {command != null && (
+        <div class="tool-sec">
+          <div class="out-label">Command</div>
+          <pre class="out-pre cmd">$ {command}</pre>
+        </div>
+      )}
+      {content != null && <OutputBlock text={content} label={`Content${typeof a?.path === "string" ? " · " + a.path : ""}`} maxLines={16} />}
+      {output && <OutputBlock text={output} label="Output" maxLines={16} />}
+      {!command && content == null && !output && t.status === "ok" && <div class="tool-empty">No output.</div>}
+    </>
+  );
 }
 
-function ListDirView({ result }: { result: Record<string, unknown> }) {
-  const entries = Array.isArray(result.entries) ? (result.entries as unknown[]).map(asRecord).filter(Boolean) : [];
-  if (!entries.length) return null;
+/** The raw arguments and result, as the API has them. */
+function Raw({ t }: { t: ToolInfo }) {
   return (
-    <div class="tool-sec">
-      <div class="out-label">Entries</div>
-      <ul class="entries">
-        {entries.slice(0, 500).map((e, i) => (
-          <li key={i} class={"entry entry-" + str(e!.type)}>
-            <span class="entry-name">{str(e!.name)}</span>
-            {e!.type === "file" && <span class="entry-size">{fmtBytes(num(e!.size))}</span>}
-          </li>
-        ))}
-      </ul>
+    <div class="tool-raw" data-testid="tool-raw">
+      <JsonBlock value={t.args ?? {}} label="Arguments" maxLines={16} />
+      {t.result != null && <JsonBlock value={t.result} label="Result" maxLines={16} />}
+      {t.request_id && <div class="tool-foot">Request {t.request_id}</div>}
     </div>
   );
 }
 
 function Details({ t }: { t: ToolInfo }) {
-  const r = asRecord(t.result);
-  // run_command output is already shown under the head when the command ran.
-  const showOutput = !!t.output && t.status !== "running" && !(t.name === "run_command" && r);
+  const [raw, setRaw] = useState(false);
   return (
     <div class="tool-details" data-testid="tool-details">
-      <ArgsView t={t} />
-      {t.name === "list_dir" && r && <ListDirView result={r} />}
-      {showOutput && <OutputBlock text={t.output!} label="Output" maxLines={16} />}
-      {r && t.name !== "list_dir" && <JsonBlock value={r} label="Result" maxLines={12} />}
-      {t.request_id && <div class="tool-foot">Request {t.request_id}</div>}
+      <Readable t={t} />
+      <button type="button" class="t-link tool-raw-toggle" data-testid="tool-raw-toggle" aria-expanded={raw} onClick={() => setRaw(!raw)}>
+        {raw ? "Hide details" : "Details"}
+      </button>
+      {raw && <Raw t={t} />}
     </div>
   );
 }
@@ -213,7 +208,7 @@ export function ToolCard({ tool: t }: { tool: ToolInfo }) {
 
   return (
     <div
-      class={"tool tool-" + (interrupted ? "interrupted" : t.status)}
+      class={"tool tool-" + (interrupted ? "interrupted" : t.status) + " " + toneClass(interrupted ? "interrupted" : t.status)}
       data-testid="tool-card"
       data-tool={t.name}
       data-status={t.status}

@@ -7,9 +7,12 @@
 //     scripts, event handlers, forms, frames, style attributes, ids and
 //     data attributes other than our own, and URLs with a scheme other than
 //     http(s)/mailto;
-//  3. a hook forces links to open in a new tab without an opener and keeps
+//  3. a hook forces links to open in a new tab without an opener, keeps
 //     images only when they are same-origin or data: (the app is offline
-//     and a remote image would leak that the page was viewed).
+//     and a remote image would leak that the page was viewed; the view
+//     shows a note in place of a removed one), and turns a table cell's
+//     align="left|center|right" (GFM column alignment) into a class of
+//     ours, so alignment needs no style attribute.
 // The server's CSP (script-src 'self') is the last layer.
 
 import { Marked, type Token, type Tokens, type TokenizerExtension, type RendererExtension } from "marked";
@@ -133,6 +136,10 @@ function createPurify() {
         el.setAttribute("target", "_blank");
         el.setAttribute("rel", "noopener noreferrer");
       }
+    } else if (el.tagName === "TH" || el.tagName === "TD") {
+      const align = (el.getAttribute("align") ?? "").toLowerCase();
+      el.removeAttribute("align");
+      if (align === "left" || align === "center" || align === "right") el.classList.add("md-al-" + align);
     } else if (el.tagName === "IMG") {
       const src = el.getAttribute("src") ?? "";
       if (!sameOriginOrData(src)) {
