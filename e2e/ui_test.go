@@ -343,6 +343,14 @@ func TestUIStop(t *testing.T) {
 			if !slices.Equal(statuses, []string{"cancelled", "completed"}) {
 				t.Errorf("run statuses = %v, want [cancelled completed]", statuses)
 			}
+			// In the activity feed the stopped run is neither done (green)
+			// nor failed (red).
+			b.openActivity()
+			b.click(".act-group-row") // earlier runs are folded
+			b.waitJS("the activity feed's runs", qa("[data-testid=activity-node][data-type=run]")+".length === 2")
+			if got := eval[[]string](b, qa("[data-testid=activity-node][data-type=run]")+".map(e => e.dataset.state)"); !slices.Equal(got, []string{"cancelled", "done"}) {
+				t.Errorf("activity run states = %v, want [cancelled done]", got)
+			}
 		})
 	}
 }

@@ -20,6 +20,8 @@ const (
 	StepRunning = "running"
 	StepDone    = "done"
 	StepError   = "error"
+	// StepCancelled: stopped by a person; neither a success nor a failure.
+	StepCancelled = "cancelled"
 )
 
 // Step kinds.
@@ -162,8 +164,11 @@ func (s *sessionState) add(e event.Event) {
 			return
 		}
 		state := StepError
-		if p.Status == "completed" {
+		switch p.Status {
+		case "completed":
 			state = StepDone
+		case "cancelled":
+			state = StepCancelled
 		}
 		s.closeTurn(e, state)
 		if r := s.byRun[e.RunID]; r != nil {

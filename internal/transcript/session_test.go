@@ -119,7 +119,7 @@ func TestFoldSessionState(t *testing.T) {
 		}},
 		{RunID: "run_2", StartedAt: ptr(ts("run_2", event.RunStarted, 0)), EndedAt: ptr(ts("run_2", event.RunDone, 0)), Steps: []transcript.Step{}},
 		{RunID: "run_3", StartedAt: ptr(ts("run_3", event.RunStarted, 0)), EndedAt: ptr(ts("run_3", event.RunDone, 0)), Steps: []transcript.Step{
-			{Kind: transcript.StepTurn, ID: "trn_3", StartedAt: ts("run_3", event.TurnStarted, 0), State: transcript.StepError,
+			{Kind: transcript.StepTurn, ID: "trn_3", StartedAt: ts("run_3", event.TurnStarted, 0), State: transcript.StepCancelled, // cut by a cancel: neither done nor failed
 				DurationMS: ts("run_3", event.RunDone, 0).Sub(ts("run_3", event.TurnStarted, 0).Time).Milliseconds()},
 		}},
 	}

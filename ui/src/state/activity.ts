@@ -33,8 +33,9 @@ export function runState(status: string): State {
     case "expired":
       return "error";
     case "completed":
-    case "cancelled":
       return "done";
+    case "cancelled":
+      return "cancelled";
     default:
       return "running";
   }
@@ -50,8 +51,10 @@ export function toolState(status: ToolStatus | string): State {
       return "waiting";
     case "ok":
       return "done";
+    case "cancelled":
+      return "cancelled";
     default:
-      return "error"; // error, timeout, denied, cancelled
+      return "error"; // error, timeout, denied
   }
 }
 
@@ -220,7 +223,8 @@ function closeOpen(root: ActivityNode, to: State, endedAt: number): ActivityNode
  * running (an aborted model call, a call cut by a cancel) stop with it. */
 export function endRun(roots: Roots, runId: string, status: string, endedAt: number, replay: boolean): Roots {
   return updateNode(roots, runId, runId, (root) => {
-    const closed = closeOpen(root, status === "completed" ? "done" : "error", endedAt);
+    // The server's fold closes open turns the same way (StepCancelled).
+    const closed = closeOpen(root, status === "completed" ? "done" : status === "cancelled" ? "cancelled" : "error", endedAt);
     return { ...closed, state: runState(status), endedAt, durationMs: Math.max(0, endedAt - root.startedAt), replay };
   });
 }
@@ -291,7 +295,7 @@ export function buildActivity(runs: Run[], items: Item[], activity: RunActivity[
       } else if (it.kind === "tool_call" && it.tool) {
         const t = it.tool;
         const state = toolState(t.status);
-        const done = state === "done" || state === "error";
+        const done = state === "done" || state === "error" || state === "cancelled";
         turn.children.push({
           id: t.tool_call_id, type: "tool", label: t.label || t.name, tool: t.name, args: t.args,
           result: t.result, output: t.output, state: !busy && !done ? "error" : state, startedAt: ms(it.created_at),

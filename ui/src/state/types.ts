@@ -199,7 +199,8 @@ export interface ActivityNode {
   id: string; // turn_id, tool_call_id, reasoning id, or a client id
   type: "run" | "turn" | "think" | "tool" | "received" | "marker";
   label: string;
-  state: "running" | "done" | "error" | "waiting";
+  /** cancelled: stopped by a person; neither a success nor a failure. */
+  state: "running" | "done" | "error" | "waiting" | "cancelled";
   tool?: string; args?: unknown; result?: unknown; output?: string;
   startedAt: number; endedAt?: number; durationMs?: number;
   /** Tools: how the approval was settled, and the wait for a person
