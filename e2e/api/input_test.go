@@ -1,4 +1,4 @@
-package e2e
+package api
 
 import (
 	"bytes"
@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // Bad input gets a clear error with a stable code and changes nothing.
 func TestBadInputChangesNothing(t *testing.T) {
-	s := startServer(t, script(turn(text("hi"))))
-	sid := s.newSession(t)
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hi"))))
+	sid := s.NewSession(t)
 	missingSession := "ses_01m7xyac7z7270rfddajtdkqvh"
 	cases := []struct {
 		name, method, path, ctype, body string
@@ -77,7 +79,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 }
 
 // snapshot summarises everything a client can see of the server's state.
-func snapshot(t *testing.T, s *server) string {
+func snapshot(t *testing.T, s *e2etest.Server) string {
 	t.Helper()
 	var b strings.Builder
 	for _, p := range []string{"/api/sessions", "/api/requests", "/api/rules"} {
@@ -95,12 +97,12 @@ func snapshot(t *testing.T, s *server) string {
 			ID string `json:"id"`
 		} `json:"sessions"`
 	}
-	do(t, "GET", s.URL+"/api/sessions", nil, &sessions)
+	e2etest.Do(t, "GET", s.URL+"/api/sessions", nil, &sessions)
 	for _, ss := range sessions.Sessions {
 		var m struct {
 			Last int64 `json:"last_event_id"`
 		}
-		do(t, "GET", s.URL+"/api/sessions/"+ss.ID+"/messages", nil, &m)
+		e2etest.Do(t, "GET", s.URL+"/api/sessions/"+ss.ID+"/messages", nil, &m)
 		b.WriteString(ss.ID)
 	}
 	return b.String()
@@ -109,27 +111,27 @@ func snapshot(t *testing.T, s *server) string {
 // Sessions: create, rename, list newest first with cursor pagination and
 // title search, delete (refused while busy).
 func TestSessionsLifecycle(t *testing.T) {
-	s := startServer(t, script(turn(slowText(50, 20))))
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.SlowText(50, 20))))
 	var ids []string
 	// Activity is ordered by millisecond timestamps, and ids made in the
 	// same millisecond do not sort by creation: keep the steps apart.
 	for range 5 {
-		ids = append(ids, s.newSession(t))
+		ids = append(ids, s.NewSession(t))
 		time.Sleep(2 * time.Millisecond)
 	}
 	title := "Deploy 100% of the_thing"
-	var patched sessionJSON
-	if c := do(t, "PATCH", s.URL+"/api/sessions/"+ids[1], map[string]string{"title": title}, &patched); c != 200 || patched.Title != title {
+	var patched e2etest.SessionJSON
+	if c := e2etest.Do(t, "PATCH", s.URL+"/api/sessions/"+ids[1], map[string]string{"title": title}, &patched); c != 200 || patched.Title != title {
 		t.Fatalf("rename: %d %+v", c, patched)
 	}
 	type page struct {
-		Sessions []sessionJSON `json:"sessions"`
-		Next     string        `json:"next_cursor"`
+		Sessions []e2etest.SessionJSON `json:"sessions"`
+		Next     string                `json:"next_cursor"`
 	}
 	var p1, p2, p3 page
-	do(t, "GET", s.URL+"/api/sessions?limit=2", nil, &p1)
-	do(t, "GET", s.URL+"/api/sessions?limit=2&cursor="+p1.Next, nil, &p2)
-	do(t, "GET", s.URL+"/api/sessions?limit=2&cursor="+p2.Next, nil, &p3)
+	e2etest.Do(t, "GET", s.URL+"/api/sessions?limit=2", nil, &p1)
+	e2etest.Do(t, "GET", s.URL+"/api/sessions?limit=2&cursor="+p1.Next, nil, &p2)
+	e2etest.Do(t, "GET", s.URL+"/api/sessions?limit=2&cursor="+p2.Next, nil, &p3)
 	var got []string
 	for _, pg := range []page{p1, p2, p3} {
 		for _, ss := range pg.Sessions {
@@ -141,34 +143,34 @@ func TestSessionsLifecycle(t *testing.T) {
 		t.Fatalf("pages = %v (next %q), want %v", got, p3.Next, want)
 	}
 	var found page
-	do(t, "GET", s.URL+"/api/sessions?q=100%25+of+the_", nil, &found)
+	e2etest.Do(t, "GET", s.URL+"/api/sessions?q=100%25+of+the_", nil, &found)
 	if len(found.Sessions) != 1 || found.Sessions[0].ID != ids[1] {
 		t.Fatalf("search found %+v", found.Sessions)
 	}
 
-	st := openStream(t, s.URL+"/api/sessions/"+ids[0]+"/events", nil)
-	r := s.send(t, ids[0], "work")
-	st.until(t, "delta", isType(event.MessageDelta))
-	var e errorJSON
-	if c := do(t, "DELETE", s.URL+"/api/sessions/"+ids[0], nil, &e); c != http.StatusConflict || e.Error.Code != "session_busy" {
+	st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+ids[0]+"/events", nil)
+	r := s.Send(t, ids[0], "work")
+	st.Until(t, "delta", e2etest.IsType(event.MessageDelta))
+	var e e2etest.ErrorJSON
+	if c := e2etest.Do(t, "DELETE", s.URL+"/api/sessions/"+ids[0], nil, &e); c != http.StatusConflict || e.Error.Code != "session_busy" {
 		t.Fatalf("delete busy: %d %s", c, e.Error.Code)
 	}
-	do(t, "POST", s.URL+"/api/runs/"+r.ID+"/cancel", nil, nil)
-	st.until(t, "done", isDone(r.ID))
-	if c := do(t, "DELETE", s.URL+"/api/sessions/"+ids[0], nil, nil); c != http.StatusNoContent {
+	e2etest.Do(t, "POST", s.URL+"/api/runs/"+r.ID+"/cancel", nil, nil)
+	st.Until(t, "done", e2etest.IsDone(r.ID))
+	if c := e2etest.Do(t, "DELETE", s.URL+"/api/sessions/"+ids[0], nil, nil); c != http.StatusNoContent {
 		t.Fatalf("delete: %d", c)
 	}
-	if c := do(t, "GET", s.URL+"/api/sessions/"+ids[0], nil, nil); c != http.StatusNotFound {
+	if c := e2etest.Do(t, "GET", s.URL+"/api/sessions/"+ids[0], nil, nil); c != http.StatusNotFound {
 		t.Fatalf("deleted session: %d", c)
 	}
-	if c := do(t, "GET", s.URL+"/api/runs/"+r.ID, nil, nil); c != http.StatusNotFound {
+	if c := e2etest.Do(t, "GET", s.URL+"/api/runs/"+r.ID, nil, nil); c != http.StatusNotFound {
 		t.Fatalf("run of deleted session: %d", c)
 	}
 }
 
 // The Host check and the Origin check work on the real server.
 func TestLocalSafety(t *testing.T) {
-	s := startServer(t, script(turn(text("hi"))))
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hi"))))
 	cases := []struct {
 		name, method, host, origin string
 		status                     int
@@ -214,7 +216,7 @@ func TestLocalSafety(t *testing.T) {
 // appears in no response, log line or journal row.
 func TestTokenRequiredAndNeverLeaked(t *testing.T) {
 	const tok = "tok-7f3a9c1e-distinctive-secret"
-	s := startServer(t, script(turn(text("hello"))), withToken(tok))
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hello"))), e2etest.WithToken(tok))
 	get := func(path, bearer string) (int, string) {
 		req, _ := http.NewRequest("GET", s.URL+path, nil)
 		if bearer != "" {
@@ -262,11 +264,11 @@ func TestTokenRequiredAndNeverLeaked(t *testing.T) {
 		all.WriteString(b)
 	}
 	// The journal, through the stream (token in the query, as EventSource sends it).
-	evs := openStream(t, s.URL+"/api/sessions/"+sid+"/events?access_token="+tok, nil).until(t, "run.done", isType(event.RunDone))
+	evs := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events?access_token="+tok, nil).Until(t, "run.done", e2etest.IsType(event.RunDone))
 	for _, e := range evs {
 		all.Write(e.Payload)
 	}
-	s.stop()
+	s.Stop()
 	if strings.Contains(all.String(), tok) {
 		t.Fatal("the token appears in a response or journal row")
 	}

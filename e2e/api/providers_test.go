@@ -1,4 +1,4 @@
-package e2e
+package api
 
 import (
 	"cmp"
@@ -14,10 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider/anthropic/anthropictest"
 	"github.com/caduceus-dev/caduceus/internal/provider/openai/openaitest"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // The tests in this file run real agent turns through the real provider
@@ -200,9 +201,6 @@ func mergeEnv(llms ...*llmFake) map[string]string {
 	return env
 }
 
-// withWorkspace makes dir the default workspace of new sessions.
-func withWorkspace(dir string) serverOpt { return func(c *config.Config) { c.Workspace = dir } }
-
 // workspaceFiles are what the fake models' tool calls read.
 var workspaceFiles = map[string]string{
 	"docs/README.md": "marker-docs-readme: the documentation index\n",
@@ -227,17 +225,17 @@ func newWorkspace(t *testing.T) string {
 
 // startWith starts a server whose providers are the given fakes (the demo
 // script is never used).
-func startWith(t *testing.T, llms ...*llmFake) *server {
+func startWith(t *testing.T, llms ...*llmFake) *e2etest.Server {
 	t.Helper()
-	return startServer(t, script(turn(text("the demo model answered"))),
-		withEnv(mergeEnv(llms...)), withWorkspace(newWorkspace(t)))
+	return e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("the demo model answered"))),
+		e2etest.WithEnv(mergeEnv(llms...)), e2etest.WithWorkspace(newWorkspace(t)))
 }
 
 // sendModel posts a message asking for model.
-func (s *server) sendModel(t *testing.T, sessionID, content, model string) runJSON {
+func sendModel(t *testing.T, s *e2etest.Server, sessionID, content, model string) e2etest.RunJSON {
 	t.Helper()
-	var out runJSON
-	if c := do(t, "POST", s.URL+"/api/sessions/"+sessionID+"/messages", map[string]any{"content": content, "model": model}, &out); c != http.StatusAccepted {
+	var out e2etest.RunJSON
+	if c := e2etest.Do(t, "POST", s.URL+"/api/sessions/"+sessionID+"/messages", map[string]any{"content": content, "model": model}, &out); c != http.StatusAccepted {
 		t.Fatalf("send: %d", c)
 	}
 	return out
@@ -262,22 +260,22 @@ func summarise(t *testing.T, evs []event.Event, runID string) runOf {
 		}
 		switch e.Type {
 		case event.RunStarted:
-			r.started = payload[event.RunStartedPayload](t, e)
+			r.started = e2etest.Payload[event.RunStartedPayload](t, e)
 		case event.RunDone:
-			r.done = payload[event.RunDonePayload](t, e)
+			r.done = e2etest.Payload[event.RunDonePayload](t, e)
 		case event.ToolStarted:
-			p := payload[event.ToolStartedPayload](t, e)
+			p := e2etest.Payload[event.ToolStartedPayload](t, e)
 			r.tools[p.ToolCallID] = p
 		case event.ToolDone:
-			p := payload[event.ToolDonePayload](t, e)
+			p := e2etest.Payload[event.ToolDonePayload](t, e)
 			if _, dup := r.results[p.ToolCallID]; dup {
 				t.Fatalf("two tool.done for %s", p.ToolCallID)
 			}
 			r.results[p.ToolCallID] = p
 		case event.MessageDone:
-			r.texts = append(r.texts, payload[event.DonePayload](t, e))
+			r.texts = append(r.texts, e2etest.Payload[event.DonePayload](t, e))
 		case event.Usage:
-			r.usage = append(r.usage, payload[event.UsagePayload](t, e))
+			r.usage = append(r.usage, e2etest.Payload[event.UsagePayload](t, e))
 		}
 	}
 	return r
@@ -355,10 +353,10 @@ func TestProviderToolTurn(t *testing.T) {
 				f.stream(tc.first(f))
 				f.stream(f.fixture("text"))
 				s := startWith(t, f)
-				sid := s.newSession(t)
-				st := openStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
-				r := s.sendModel(t, sid, "look at the files", f.ref())
-				evs := st.until(t, "run.done", isDone(r.ID))
+				sid := s.NewSession(t)
+				st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
+				r := sendModel(t, s, sid, "look at the files", f.ref())
+				evs := st.Until(t, "run.done", e2etest.IsDone(r.ID))
 				got := summarise(t, evs, r.ID)
 
 				if got.started.Provider != f.name || got.started.Model != f.model || got.started.Demo {
@@ -421,13 +419,13 @@ func TestProviderToolTurn(t *testing.T) {
 						t.Fatalf("the model got %q for %s, the journal says %q", sent[c.id], c.id, got.results[c.id].Output)
 					}
 				}
-				checkJournal(t, s.journal(t, r.ID))
+				e2etest.CheckJournal(t, s.Journal(t, r.ID))
 
 				// The next run rebuilds the history from the journal: the
 				// calls and their results are sent again, still paired.
 				f.stream(f.fixture("text"))
-				r2 := s.sendModel(t, sid, "thanks", f.ref())
-				if d := summarise(t, st.until(t, "second run.done", isDone(r2.ID)), r2.ID).done; d.Status != "completed" {
+				r2 := sendModel(t, s, sid, "thanks", f.ref())
+				if d := summarise(t, st.Until(t, "second run.done", e2etest.IsDone(r2.ID)), r2.ID).done; d.Status != "completed" {
 					t.Fatalf("the next run: %+v (error %+v)", d, d.Error)
 				}
 				bodies = f.bodies()
@@ -450,7 +448,7 @@ func TestProviderErrors(t *testing.T) {
 		name   string
 		accept func(key string) string // the key the fake accepts
 		script func(f *llmFake)
-		check  func(t *testing.T, f *llmFake, s *server, got runOf, key string)
+		check  func(t *testing.T, f *llmFake, s *e2etest.Server, got runOf, key string)
 	}{
 		{
 			name: "429 then success",
@@ -458,7 +456,7 @@ func TestProviderErrors(t *testing.T) {
 				f.fail(http.StatusTooManyRequests, "Rate limit reached for requests")
 				f.stream(f.fixture("text"))
 			},
-			check: func(t *testing.T, f *llmFake, s *server, got runOf, _ string) {
+			check: func(t *testing.T, f *llmFake, s *e2etest.Server, got runOf, _ string) {
 				if got.done.Status != "completed" {
 					t.Fatalf("run.done = %+v", got.done)
 				}
@@ -473,7 +471,7 @@ func TestProviderErrors(t *testing.T) {
 		{
 			name:   "400 with a message",
 			script: func(f *llmFake) { f.fail(http.StatusBadRequest, serverMsg) },
-			check: func(t *testing.T, f *llmFake, s *server, got runOf, _ string) {
+			check: func(t *testing.T, f *llmFake, s *e2etest.Server, got runOf, _ string) {
 				e := got.done.Error
 				if got.done.Status != "failed" || e == nil || e.Code != "provider_bad_request" {
 					t.Fatalf("run.done = %+v", got.done)
@@ -490,7 +488,7 @@ func TestProviderErrors(t *testing.T) {
 			name:   "401",
 			accept: func(string) string { return "sk-the-key-the-server-wants-0000" },
 			script: func(*llmFake) {},
-			check: func(t *testing.T, f *llmFake, s *server, got runOf, key string) {
+			check: func(t *testing.T, f *llmFake, s *e2etest.Server, got runOf, key string) {
 				e := got.done.Error
 				if got.done.Status != "failed" || e == nil || e.Code != "provider_auth" {
 					t.Fatalf("run.done = %+v", got.done)
@@ -542,7 +540,7 @@ func TestProviderErrors(t *testing.T) {
 				events := map[string]int{"openai": 3, "anthropic": 4}[f.name]
 				f.cut(f.text("The migration", " has three", " steps:", " one."), events)
 			},
-			check: func(t *testing.T, f *llmFake, s *server, got runOf, _ string) {
+			check: func(t *testing.T, f *llmFake, s *e2etest.Server, got runOf, _ string) {
 				e := got.done.Error
 				if got.done.Status != "failed" || e == nil || e.Code != "provider_stream_cut" || !strings.HasPrefix(e.Message, f.name+": ") {
 					t.Fatalf("run.done = %+v", got.done)
@@ -557,7 +555,7 @@ func TestProviderErrors(t *testing.T) {
 			script: func(f *llmFake) {
 				f.stream(f.fixture(map[string]string{"openai": "error_midstream", "anthropic": "error_event"}[f.name]))
 			},
-			check: func(t *testing.T, f *llmFake, s *server, got runOf, _ string) {
+			check: func(t *testing.T, f *llmFake, s *e2etest.Server, got runOf, _ string) {
 				want := map[string]struct{ code, msg, partial string }{
 					"openai":    {"provider_server_error", "The server had an error while processing your request.", "Here is the first part"},
 					"anthropic": {"provider_overloaded", "Overloaded", "Let me think about"},
@@ -582,10 +580,10 @@ func TestProviderErrors(t *testing.T) {
 				f := fk.new(t, fk.key, accept)
 				tc.script(f)
 				s := startWith(t, f)
-				sid := s.newSession(t)
-				st := openStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
-				r := s.sendModel(t, sid, "hello", f.ref())
-				evs := st.until(t, "run.done", isDone(r.ID))
+				sid := s.NewSession(t)
+				st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
+				r := sendModel(t, s, sid, "hello", f.ref())
+				evs := st.Until(t, "run.done", e2etest.IsDone(r.ID))
 				got := summarise(t, evs, r.ID)
 				for _, e := range evs {
 					if strings.Contains(string(e.Payload), fk.key) {
@@ -593,12 +591,12 @@ func TestProviderErrors(t *testing.T) {
 					}
 				}
 				// The run resource agrees with its terminal event.
-				view := s.run(t, r.ID)
+				view := s.Run(t, r.ID)
 				if view.Status != got.done.Status || (view.Error == nil) != (got.done.Error == nil) ||
 					(view.Error != nil && *view.Error != *got.done.Error) {
 					t.Fatalf("run %+v (error %+v), run.done %+v", view, view.Error, got.done)
 				}
-				checkJournal(t, s.journal(t, r.ID))
+				e2etest.CheckJournal(t, s.Journal(t, r.ID))
 				tc.check(t, f, s, got, fk.key)
 			})
 		}
@@ -622,27 +620,27 @@ func TestProviderCancelMidStream(t *testing.T) {
 						frags[i] = fmt.Sprintf("word%d ", i)
 					}
 					f.slow(f.text(frags...), 20*time.Millisecond)
-					reach = isType(event.MessageDelta)
+					reach = e2etest.IsType(event.MessageDelta)
 				} else {
 					f.slow(f.text("never", " shown"), time.Minute)
-					reach = isType(event.TurnStarted)
+					reach = e2etest.IsType(event.TurnStarted)
 				}
 				f.stream(f.fixture("text"))
 				s := startWith(t, f)
-				sid := s.newSession(t)
-				st := openStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
-				r := s.sendModel(t, sid, "talk for a while", f.ref())
-				st.until(t, when, reach)
-				if c := do(t, "POST", s.URL+"/api/runs/"+r.ID+"/cancel", nil, nil); c != http.StatusAccepted && c != http.StatusOK {
+				sid := s.NewSession(t)
+				st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
+				r := sendModel(t, s, sid, "talk for a while", f.ref())
+				st.Until(t, when, reach)
+				if c := e2etest.Do(t, "POST", s.URL+"/api/runs/"+r.ID+"/cancel", nil, nil); c != http.StatusAccepted && c != http.StatusOK {
 					t.Fatalf("cancel: %d", c)
 				}
-				st.until(t, "run.done", isDone(r.ID))
+				st.Until(t, "run.done", e2etest.IsDone(r.ID))
 				f.gone(t)
 
-				evs := s.journal(t, r.ID)
-				checkJournal(t, evs)
+				evs := s.Journal(t, r.ID)
+				e2etest.CheckJournal(t, evs)
 				got := summarise(t, evs, r.ID)
-				if n := countType(evs, event.RunDone); n != 1 || got.done.Status != "cancelled" {
+				if n := e2etest.CountType(evs, event.RunDone); n != 1 || got.done.Status != "cancelled" {
 					t.Fatalf("%d run.done, last %+v", n, got.done)
 				}
 				if when == "mid-answer" {
@@ -655,8 +653,8 @@ func TestProviderCancelMidStream(t *testing.T) {
 
 				// The next run sends the history including the cancelled
 				// turn; the fake validates it like the real API.
-				r2 := s.sendModel(t, sid, "and now?", f.ref())
-				evs2 := st.until(t, "second run.done", isDone(r2.ID))
+				r2 := sendModel(t, s, sid, "and now?", f.ref())
+				evs2 := st.Until(t, "second run.done", e2etest.IsDone(r2.ID))
 				got2 := summarise(t, evs2, r2.ID)
 				if got2.done.Status != "completed" {
 					t.Fatalf("the run after the cancel: %+v", got2.done)
@@ -687,10 +685,10 @@ func TestModelSelection(t *testing.T) {
 		t.Run("to "+tc.want.name, func(t *testing.T) {
 			tc.want.stream(tc.want.fixture("text"))
 			before, otherBefore := len(tc.want.bodies()), len(tc.other.bodies())
-			sid := s.newSession(t)
-			st := openStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
-			r := s.sendModel(t, sid, "which model?", tc.want.ref())
-			got := summarise(t, st.until(t, "run.done", isDone(r.ID)), r.ID)
+			sid := s.NewSession(t)
+			st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
+			r := sendModel(t, s, sid, "which model?", tc.want.ref())
+			got := summarise(t, st.Until(t, "run.done", e2etest.IsDone(r.ID)), r.ID)
 			if got.done.Status != "completed" || got.started.Provider != tc.want.name || got.started.Model != tc.want.model {
 				t.Fatalf("run.started %+v, run.done %+v", got.started, got.done)
 			}
@@ -760,26 +758,26 @@ func TestModelSelection(t *testing.T) {
 		var meta struct {
 			DemoModel bool `json:"demo_model"`
 		}
-		do(t, "GET", s.URL+"/api/meta", nil, &meta)
+		e2etest.Do(t, "GET", s.URL+"/api/meta", nil, &meta)
 		if meta.DemoModel {
 			t.Fatal("meta says demo_model with two providers configured")
 		}
 	})
 
 	t.Run("no provider", func(t *testing.T) {
-		d := startServer(t, script(turn(text("offline answer"))))
+		d := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("offline answer"))))
 		var meta struct {
 			DemoModel    bool   `json:"demo_model"`
 			DefaultModel string `json:"default_model"`
 		}
-		do(t, "GET", d.URL+"/api/meta", nil, &meta)
+		e2etest.Do(t, "GET", d.URL+"/api/meta", nil, &meta)
 		if !meta.DemoModel || meta.DefaultModel != "demo" {
 			t.Fatalf("meta = %+v, want the demo model", meta)
 		}
-		sid := d.newSession(t)
-		st := openStream(t, d.URL+"/api/sessions/"+sid+"/events", nil)
-		r := d.send(t, sid, "hi")
-		got := summarise(t, st.until(t, "run.done", isDone(r.ID)), r.ID)
+		sid := d.NewSession(t)
+		st := e2etest.OpenStream(t, d.URL+"/api/sessions/"+sid+"/events", nil)
+		r := d.Send(t, sid, "hi")
+		got := summarise(t, st.Until(t, "run.done", e2etest.IsDone(r.ID)), r.ID)
 		if !got.started.Demo || got.started.Provider != "demo" || got.done.Status != "completed" {
 			t.Fatalf("run.started %+v, run.done %+v", got.started, got.done)
 		}

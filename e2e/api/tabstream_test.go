@@ -1,4 +1,4 @@
-package e2e
+package api
 
 import (
 	"net/http"
@@ -8,26 +8,28 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/api"
 	"github.com/caduceus-dev/caduceus/internal/event"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // TestTabStream checks GET /api/events, the one stream a browser tab
 // holds: every event of the session on screen, only the lifecycle of the
 // others, resumable from a cursor like the other streams.
 func TestTabStream(t *testing.T) {
-	srv := startServer(t, script(turn(text("hello there"))))
+	srv := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hello there"))))
 	var list struct {
 		LastEventID int64 `json:"last_event_id"`
 	}
-	do(t, "GET", srv.URL+"/api/sessions", nil, &list)
+	e2etest.Do(t, "GET", srv.URL+"/api/sessions", nil, &list)
 	start := list.LastEventID
 
-	focus, other := srv.newSession(t), srv.newSession(t)
-	st := openStream(t, srv.URL+"/api/events?session="+focus+"&after="+strconv.FormatInt(start, 10), nil)
+	focus, other := srv.NewSession(t), srv.NewSession(t)
+	st := e2etest.OpenStream(t, srv.URL+"/api/events?session="+focus+"&after="+strconv.FormatInt(start, 10), nil)
 	defer st.Close()
-	r1 := srv.send(t, other, "first")
-	srv.waitStatus(t, r1.ID, "completed")
-	r2 := srv.send(t, focus, "second")
-	seen := st.until(t, "the focused run's end", isDone(r2.ID))
+	r1 := srv.Send(t, other, "first")
+	srv.WaitStatus(t, r1.ID, "completed")
+	r2 := srv.Send(t, focus, "second")
+	seen := st.Until(t, "the focused run's end", e2etest.IsDone(r2.ID))
 
 	lifecycle := api.LifecycleTypes()
 	var fromOther []event.Type
@@ -47,7 +49,7 @@ func TestTabStream(t *testing.T) {
 			t.Errorf("other session's %s missing from the tab stream (got %v)", want, fromOther)
 		}
 	}
-	focused := srv.journal(t, r2.ID) // the focused session has this one run
+	focused := srv.Journal(t, r2.ID) // the focused session has this one run
 	var got []int64
 	for _, e := range seen {
 		if e.SessionID == focus {
@@ -64,9 +66,9 @@ func TestTabStream(t *testing.T) {
 
 	// Resume from the middle: the rest comes once, nothing before it.
 	mid := seen[len(seen)/2].ID
-	st2 := openStream(t, srv.URL+"/api/events?session="+focus, map[string]string{"Last-Event-ID": strconv.FormatInt(mid, 10)})
+	st2 := e2etest.OpenStream(t, srv.URL+"/api/events?session="+focus, map[string]string{"Last-Event-ID": strconv.FormatInt(mid, 10)})
 	defer st2.Close()
-	rest := st2.until(t, "the focused run's end again", isDone(r2.ID))
+	rest := st2.Until(t, "the focused run's end again", e2etest.IsDone(r2.ID))
 	if rest[0].ID <= mid || rest[len(rest)-1].ID != seen[len(seen)-1].ID {
 		t.Fatalf("resume after %d: got ids %d..%d, want up to %d", mid, rest[0].ID, rest[len(rest)-1].ID, seen[len(seen)-1].ID)
 	}
@@ -80,7 +82,7 @@ func TestTabStream(t *testing.T) {
 		{"bad cursor", "?after=-1", http.StatusBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if c := do(t, "GET", srv.URL+"/api/events"+tc.query, nil, nil); c != tc.status {
+			if c := e2etest.Do(t, "GET", srv.URL+"/api/events"+tc.query, nil, nil); c != tc.status {
 				t.Fatalf("status %d, want %d", c, tc.status)
 			}
 		})

@@ -1,4 +1,4 @@
-package e2e
+package browser
 
 // Screenshots of a session with every card type, for a person to look at
 // (written by the test run, not committed): desktop and phone, light and
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 const cardsMarkdown = "## Port change\n\nThe server listens on **8080**, which clashes with the proxy. Plan:\n\n" +
@@ -20,50 +22,50 @@ const cardsMarkdown = "## Port change\n\nThe server listens on **8080**, which c
 
 // cardsScript plays one run per card type.
 func cardsScript() demo.Script {
-	return scenarios(
-		scenario("fix the port",
-			turn(reasoning("The config sets port 8080; the proxy uses it too. Change it to 9090 and run the tests."),
-				text(cardsMarkdown),
-				call("edit_file", `{"path":"config.yaml","old_string":"port: 8080","new_string":"port: 9090"}`)),
-			turn(call("run_command", `{"command":"echo ok: 12 tests passed"}`)),
-			turn(text("The port is **9090** now and the tests pass."))),
-		scenario("which database",
-			turn(call("clarify", `{"question":"Which database should the service use?","choices":["SQLite","PostgreSQL"]}`)),
-			turn(text("SQLite it is."))),
-		scenario("long job", turn(text("Starting the long job…"), delay(60000))),
-		scenario("flaky", turn(text("Calling the model…"), demo.Step{Kind: demo.KindError, Code: "overloaded", Message: "the provider is overloaded"})),
-		scenario("clean the build",
-			turn(text("I'll remove the build directory first."), call("run_command", `{"command":"rm -rf build"}`)),
-			turn(call("clarify", `{"question":"Also remove the download cache (1.2 GB)?","choices":["Yes, remove it","Keep it"]}`)),
-			turn(text("Cleaned."))),
+	return e2etest.Scenarios(
+		e2etest.Scenario("fix the port",
+			e2etest.Turn(e2etest.Reasoning("The config sets port 8080; the proxy uses it too. Change it to 9090 and run the tests."),
+				e2etest.Text(cardsMarkdown),
+				e2etest.Call("edit_file", `{"path":"config.yaml","old_string":"port: 8080","new_string":"port: 9090"}`)),
+			e2etest.Turn(e2etest.Call("run_command", `{"command":"echo ok: 12 tests passed"}`)),
+			e2etest.Turn(e2etest.Text("The port is **9090** now and the tests pass."))),
+		e2etest.Scenario("which database",
+			e2etest.Turn(e2etest.Call("clarify", `{"question":"Which database should the service use?","choices":["SQLite","PostgreSQL"]}`)),
+			e2etest.Turn(e2etest.Text("SQLite it is."))),
+		e2etest.Scenario("long job", e2etest.Turn(e2etest.Text("Starting the long job…"), e2etest.Delay(60000))),
+		e2etest.Scenario("flaky", e2etest.Turn(e2etest.Text("Calling the model…"), demo.Step{Kind: demo.KindError, Code: "overloaded", Message: "the provider is overloaded"})),
+		e2etest.Scenario("clean the build",
+			e2etest.Turn(e2etest.Text("I'll remove the build directory first."), e2etest.Call("run_command", `{"command":"rm -rf build"}`)),
+			e2etest.Turn(e2etest.Call("clarify", `{"question":"Also remove the download cache (1.2 GB)?","choices":["Yes, remove it","Keep it"]}`)),
+			e2etest.Turn(e2etest.Text("Cleaned."))),
 	)
 }
 
 // seedCards drives the API to leave a session with every card type, the
 // last one a pending approval.
-func seedCards(t *testing.T, s *server) string {
+func seedCards(t *testing.T, s *e2etest.Server) string {
 	t.Helper()
-	sid := s.newSession(t)
-	r := s.send(t, sid, "Please fix the port clash")
-	s.waitStatus(t, r.ID, "completed")
+	sid := s.NewSession(t)
+	r := s.Send(t, sid, "Please fix the port clash")
+	s.WaitStatus(t, r.ID, "completed")
 
-	r = s.send(t, sid, "Set up storage: which database?")
-	r = s.waitStatus(t, r.ID, "awaiting_clarify")
-	if c := do(t, "POST", s.URL+"/api/requests/"+r.PendingRequestIDs[0]+"/respond", map[string]any{"answer": "SQLite"}, nil); c != 200 {
+	r = s.Send(t, sid, "Set up storage: which database?")
+	r = s.WaitStatus(t, r.ID, "awaiting_clarify")
+	if c := e2etest.Do(t, "POST", s.URL+"/api/requests/"+r.PendingRequestIDs[0]+"/respond", map[string]any{"answer": "SQLite"}, nil); c != 200 {
 		t.Fatalf("answer: %d", c)
 	}
-	s.waitStatus(t, r.ID, "completed")
+	s.WaitStatus(t, r.ID, "completed")
 
-	r = s.send(t, sid, "Run the long job")
-	s.waitStatus(t, r.ID, "running")
-	do(t, "POST", s.URL+"/api/runs/"+r.ID+"/cancel", nil, nil)
-	s.waitStatus(t, r.ID, "cancelled")
+	r = s.Send(t, sid, "Run the long job")
+	s.WaitStatus(t, r.ID, "running")
+	e2etest.Do(t, "POST", s.URL+"/api/runs/"+r.ID+"/cancel", nil, nil)
+	s.WaitStatus(t, r.ID, "cancelled")
 
-	r = s.send(t, sid, "Try the flaky call")
-	s.waitStatus(t, r.ID, "failed")
+	r = s.Send(t, sid, "Try the flaky call")
+	s.WaitStatus(t, r.ID, "failed")
 
-	r = s.send(t, sid, "Now clean the build")
-	s.waitStatus(t, r.ID, "awaiting_approval")
+	r = s.Send(t, sid, "Now clean the build")
+	s.WaitStatus(t, r.ID, "awaiting_approval")
 	return sid
 }
 
@@ -74,7 +76,7 @@ func TestUIScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	// smart: the edit and the echo run without asking, rm -rf asks.
-	s := startServer(t, cardsScript(), withWorkspace(ws), withApprovalMode("smart"))
+	s := e2etest.StartServer(t, cardsScript(), e2etest.WithWorkspace(ws), e2etest.WithApprovalMode("smart"))
 	sid := seedCards(t, s)
 	dir := screenshotDir(t)
 	type view struct {
@@ -122,9 +124,9 @@ func TestUIScreenshots(t *testing.T) {
 	}
 
 	// Approve: the run goes on to a question, live in both tabs.
-	var pend []requestJSON
-	waitAPI(t, "the pending approval", func() bool { pend = s.pending(t); return len(pend) == 1 })
-	if c := do(t, "POST", s.URL+"/api/requests/"+pend[0].ID+"/respond", map[string]any{"choice": "once"}, nil); c != 200 {
+	var pend []e2etest.RequestJSON
+	waitAPI(t, "the pending approval", func() bool { pend = s.Pending(t); return len(pend) == 1 })
+	if c := e2etest.Do(t, "POST", s.URL+"/api/requests/"+pend[0].ID+"/respond", map[string]any{"choice": "once"}, nil); c != 200 {
 		t.Fatalf("approve: %d", c)
 	}
 	for _, v := range views {

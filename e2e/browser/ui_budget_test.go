@@ -1,4 +1,4 @@
-package e2e
+package browser
 
 // Budgets of issue 4, reported rather than enforced where they are timings
 // (a loaded CI machine must not fail a build over milliseconds): the initial
@@ -31,6 +31,8 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 var budgetFile struct {
@@ -226,7 +228,7 @@ func TestUIBudgetLargeSession(t *testing.T) {
 	seedStart := time.Now()
 	sid, mark := seedLargeSession(t, dataDir, ws, pairs)
 	t.Logf("seeded %d messages in %s", 2*pairs, time.Since(seedStart).Round(time.Millisecond))
-	s := startServer(t, script(turn(text("hi"))), withDataDir(dataDir))
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hi"))), e2etest.WithDataDir(dataDir))
 
 	// The API alone.
 	apiStart := time.Now()
@@ -296,15 +298,6 @@ const streamProbe = `(() => {
 	return true;
 })()`
 
-func percentile(v []float64, p float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(p*float64(len(s))))]
-}
-
 func TestUIBudgetStreaming(t *testing.T) {
 	// ~500 words of markdown, one word (5 runes) per fragment every 10 ms:
 	// 100 tokens/s for about five seconds.
@@ -321,9 +314,9 @@ func TestUIBudgetStreaming(t *testing.T) {
 			sb.WriteByte(' ')
 		}
 	}
-	s := startServer(t, scenarios(scenario("stream fast", turn(paced(sb.String(), 5, 10)))))
+	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("stream fast", e2etest.Turn(e2etest.Paced(sb.String(), 5, 10)))))
 	b := openBrowser(t, s)
-	sid := s.newSession(t)
+	sid := s.NewSession(t)
 	b.navigate("/s/" + sid)
 	b.waitVisible(composerSel)
 	eval[bool](b, streamProbe)
@@ -351,8 +344,8 @@ func TestUIBudgetStreaming(t *testing.T) {
 		maxLT = max(maxLT, d)
 	}
 	budget(t, "stream_100tps_s=%.1f words=%d longtasks=%d longtask_max_ms=%.0f frame_gap_max_ms=%.0f frame_gap_p95_ms=%.0f frames=%d input_to_frame_max_ms=%.0f input_to_frame_median_ms=%.0f inputs=%d",
-		elapsed.Seconds(), r.Words, len(r.Longtasks), maxLT, slices.Max(append(r.Gaps, 0)), percentile(r.Gaps, 0.95), len(r.Gaps),
-		slices.Max(append(r.Inputs, 0)), percentile(r.Inputs, 0.5), len(r.Inputs))
+		elapsed.Seconds(), r.Words, len(r.Longtasks), maxLT, slices.Max(append(r.Gaps, 0)), e2etest.Percentile(r.Gaps, 0.95), len(r.Gaps),
+		slices.Max(append(r.Inputs, 0)), e2etest.Percentile(r.Inputs, 0.5), len(r.Inputs))
 	if got := b.lastText(itemSel("assistant") + " .md"); !strings.Contains(got, "streaming") {
 		t.Errorf("the streamed code block is missing from the final text")
 	}

@@ -1,4 +1,4 @@
-package e2e
+package browser
 
 // The browser harness: a headless Chromium per test, driven through chromedp
 // against an in-process server (startServer), waiting only on the DOM
@@ -25,7 +25,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/caduceus-dev/caduceus/internal/config"
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // waitTimeout bounds every wait on the page. Generous because the suite runs
@@ -55,12 +55,13 @@ func chromiumPath(t *testing.T) string {
 }
 
 // screenshotDir is where screenshots, failure artefacts and budgets.txt go:
-// $CADUCEUS_SCREENSHOT_DIR, else e2e/screenshots (gitignored).
+// $CADUCEUS_SCREENSHOT_DIR, else e2e/screenshots (gitignored), where they
+// were before the browser tests had a package of their own.
 func screenshotDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("CADUCEUS_SCREENSHOT_DIR")
 	if dir == "" {
-		abs, err := filepath.Abs("screenshots") // go test runs in the package directory
+		abs, err := filepath.Abs(filepath.Join("..", "screenshots")) // go test runs in the package directory
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,12 +73,10 @@ func screenshotDir(t *testing.T) string {
 	return dir
 }
 
-func withDataDir(dir string) serverOpt { return func(c *config.Config) { c.DataDir = dir } }
-
 // browser is one headless Chromium with one tab.
 type browser struct {
 	t    *testing.T
-	srv  *server
+	srv  *e2etest.Server
 	base string          // URL the tab opens pages on: the server's, or a proxy's
 	ctx  context.Context // the tab; no deadline (each action adds its own)
 
@@ -95,7 +94,7 @@ func withWindow(w, h int) browserOpt {
 
 // openBrowser starts Chromium for srv. The browser closes when the test
 // ends, after the uncaught-exception check and, on failure, the artefacts.
-func openBrowser(t *testing.T, srv *server, opts ...browserOpt) *browser {
+func openBrowser(t *testing.T, srv *e2etest.Server, opts ...browserOpt) *browser {
 	t.Helper()
 	exe := chromiumPath(t)
 	cfg := browserConfig{width: 1280, height: 800}
@@ -113,6 +112,10 @@ func openBrowser(t *testing.T, srv *server, opts ...browserOpt) *browser {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(cfg.width, cfg.height),
 	)
+	// Chromium talks on stderr (GPU, D-Bus, fonts) all the time; keep it
+	// for a failed test only.
+	chromeOut := &e2etest.LockedBuffer{}
+	aopts = append(aopts, chromedp.CombinedOutput(chromeOut))
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), aopts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	b := &browser{t: t, srv: srv, base: srv.URL, ctx: ctx}
@@ -125,7 +128,7 @@ func openBrowser(t *testing.T, srv *server, opts ...browserOpt) *browser {
 	if err != nil {
 		cancelTab()
 		cancelAlloc()
-		t.Fatalf("start chromium: %v", err)
+		t.Fatalf("start chromium: %v\n%s", err, chromeOut.String())
 	}
 	t.Cleanup(func() {
 		b.checkExceptions()
@@ -134,6 +137,9 @@ func openBrowser(t *testing.T, srv *server, opts ...browserOpt) *browser {
 		}
 		cancelTab()
 		cancelAlloc()
+		if t.Failed() {
+			t.Logf("chromium output:\n%s", chromeOut.String())
+		}
 	})
 	// The viewport is the window's inner size: pin it so layouts (and the
 	// screenshots) are the size the test asked for.
@@ -580,28 +586,6 @@ func (b *browser) describe() string {
 }
 
 // ---- API helpers the browser tests share ----
-
-func (s *server) runs(t *testing.T, sessionID string) []runJSON {
-	t.Helper()
-	var out struct {
-		Runs []runJSON `json:"runs"`
-	}
-	if c := do(t, "GET", s.URL+"/api/sessions/"+sessionID+"/runs", nil, &out); c != 200 {
-		t.Fatalf("list runs: %d", c)
-	}
-	return out.Runs
-}
-
-func (s *server) sessions(t *testing.T) []sessionJSON {
-	t.Helper()
-	var out struct {
-		Sessions []sessionJSON `json:"sessions"`
-	}
-	if c := do(t, "GET", s.URL+"/api/sessions?limit=200", nil, &out); c != 200 {
-		t.Fatalf("list sessions: %d", c)
-	}
-	return out.Sessions
-}
 
 // waitAPI polls cond (which reads the API) until it holds.
 func waitAPI(t *testing.T, what string, cond func() bool) {

@@ -1,4 +1,4 @@
-package e2e
+package processes
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // benchSetups are the two deployments compared: one `serve` process that
@@ -42,7 +44,7 @@ func benchScript(tb testing.TB, s demo.Script) string {
 
 // benchDeploy starts setup's processes on a fresh data dir. runner is nil
 // for the in-process setup.
-func benchDeploy(b *testing.B, separate bool, s demo.Script) (web *webProc, runner *runnerProc) {
+func benchDeploy(b *testing.B, separate bool, s demo.Script) (web *e2etest.WebProc, runner *e2etest.RunnerProc) {
 	b.Helper()
 	if benchBinary == "" {
 		b.Fatal("no benchmark binary: TestMain builds it when -test.bench is set")
@@ -50,10 +52,10 @@ func benchDeploy(b *testing.B, separate bool, s demo.Script) (web *webProc, runn
 	dataDir, ws := b.TempDir(), b.TempDir()
 	sp := benchScript(b, s)
 	if !separate {
-		return startServeBin(b, benchBinary, dataDir, ws, sp), nil
+		return e2etest.StartServe(b, benchBinary, dataDir, ws, sp), nil
 	}
-	web = startServeBin(b, benchBinary, dataDir, ws, sp, "--runner=none")
-	return web, startRunnerBin(b, benchBinary, dataDir, ws, sp)
+	web = e2etest.StartServe(b, benchBinary, dataDir, ws, sp, "--runner=none")
+	return web, e2etest.StartRunner(b, benchBinary, dataDir, ws, sp)
 }
 
 func benchPost(b *testing.B, url string, body any, out any) {
@@ -77,7 +79,7 @@ func benchPost(b *testing.B, url string, body any, out any) {
 // transaction) to its arrival on the web process's session stream.
 func deliveryLatencies(b *testing.B, base string) []float64 {
 	b.Helper()
-	var ses sessionJSON
+	var ses e2etest.SessionJSON
 	benchPost(b, base+"/api/sessions", map[string]any{}, &ses)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -87,7 +89,7 @@ func deliveryLatencies(b *testing.B, base string) []float64 {
 		b.Fatalf("session stream: %v %v", resp, err)
 	}
 	defer resp.Body.Close()
-	var r runJSON
+	var r e2etest.RunJSON
 	benchPost(b, base+"/api/sessions/"+ses.ID+"/messages", map[string]any{"content": "go"}, &r)
 	var lat []float64
 	rd := bufio.NewReaderSize(resp.Body, 1<<16)
@@ -122,15 +124,15 @@ func deliveryLatencies(b *testing.B, base string) []float64 {
 func BenchmarkCrossProcessDelivery(b *testing.B) {
 	for _, setup := range benchSetups {
 		b.Run(setup.name, func(b *testing.B) {
-			web, _ := benchDeploy(b, setup.separate, script(turn(slowText(200, 20))))
+			web, _ := benchDeploy(b, setup.separate, e2etest.Script(e2etest.Turn(e2etest.SlowText(200, 20))))
 			var lat []float64
 			b.ResetTimer()
 			for range b.N {
 				lat = append(lat, deliveryLatencies(b, web.URL)...)
 			}
 			b.StopTimer()
-			b.ReportMetric(percentile(lat, 0.50), "p50-ms")
-			b.ReportMetric(percentile(lat, 0.99), "p99-ms")
+			b.ReportMetric(e2etest.Percentile(lat, 0.50), "p50-ms")
+			b.ReportMetric(e2etest.Percentile(lat, 0.99), "p99-ms")
 			b.ReportMetric(float64(len(lat))/float64(b.N), "deltas/op")
 		})
 	}
@@ -166,10 +168,10 @@ func BenchmarkIdleCPU(b *testing.B) {
 	)
 	for _, setup := range benchSetups {
 		b.Run(setup.name, func(b *testing.B) {
-			web, runner := benchDeploy(b, setup.separate, script(turn(text("idle"))))
-			pids := map[string]int{"serve": web.c.pid()}
+			web, runner := benchDeploy(b, setup.separate, e2etest.Script(e2etest.Turn(e2etest.Text("idle"))))
+			pids := map[string]int{"serve": web.Child.PID()}
 			if runner != nil {
-				pids = map[string]int{"web": web.c.pid(), "runner": runner.c.pid()}
+				pids = map[string]int{"web": web.Child.PID(), "runner": runner.Child.PID()}
 			}
 			time.Sleep(settle)
 			used := map[string]int64{}

@@ -1,4 +1,4 @@
-package e2e
+package browser
 
 // Browser tests of issue 5 in the workbench: the web tier runs without a
 // runner (in-process, Runner "none") and `caduceus runner` processes on the
@@ -18,6 +18,8 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // runnerWait bounds waits that include a runner's lease running out and a
@@ -27,16 +29,16 @@ const runnerWait = 45 * time.Second
 // splitDeploy is a web tier in this process with no runner of its own, on
 // fresh data and workspace directories that runner processes share.
 type splitDeploy struct {
-	srv             *server
+	srv             *e2etest.Server
 	dataDir, ws, sp string
 }
 
 // startSplit starts the web tier for script s. maxRetries and backoff are
 // the automatic retry policy of the runs it queues.
-func startSplit(t *testing.T, s demo.Script, maxRetries int, backoff time.Duration, opts ...serverOpt) *splitDeploy {
+func startSplit(t *testing.T, s demo.Script, maxRetries int, backoff time.Duration, opts ...e2etest.ServerOpt) *splitDeploy {
 	t.Helper()
-	d := &splitDeploy{dataDir: t.TempDir(), ws: t.TempDir(), sp: writeScript(t, s)}
-	d.srv = startServer(t, s, append(opts, func(c *config.Config) {
+	d := &splitDeploy{dataDir: t.TempDir(), ws: t.TempDir(), sp: e2etest.WriteScript(t, s)}
+	d.srv = e2etest.StartServer(t, s, append(opts, func(c *config.Config) {
 		c.DataDir, c.Workspace, c.DemoScript = d.dataDir, d.ws, d.sp
 		c.Runner = config.RunnerNone
 		c.MaxRetries, c.RetryBackoff = maxRetries, backoff
@@ -47,9 +49,9 @@ func startSplit(t *testing.T, s demo.Script, maxRetries int, backoff time.Durati
 
 // runner starts a `caduceus runner` process on the deployment's data;
 // extra flags come last.
-func (d *splitDeploy) runner(t *testing.T, extra ...string) *runnerProc {
+func (d *splitDeploy) runner(t *testing.T, extra ...string) *e2etest.RunnerProc {
 	t.Helper()
-	return startRunner(t, d.dataDir, d.ws, d.sp, extra...)
+	return e2etest.StartRunner(t, binary, d.dataDir, d.ws, d.sp, extra...)
 }
 
 const (
@@ -83,7 +85,7 @@ func (b *browser) assistantTexts() []string {
 func TestUIRunnerInterruptAndResume(t *testing.T) {
 	t.Parallel()
 	words := numberedWords(160)
-	d := startSplit(t, scenarios(scenario("", turn(paced(words, 5, 40)))), 0, 0)
+	d := startSplit(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Paced(words, 5, 40)))), 0, 0)
 	b := openBrowser(t, d.srv)
 	dir := screenshotDir(t)
 
@@ -107,7 +109,7 @@ func TestUIRunnerInterruptAndResume(t *testing.T) {
 	}
 	b.waitJS("run-status queued", q(runStatusSel+"[data-status=queued]"))
 	t.Logf("screenshot: %s", b.screenshot(dir, "runner-banner"))
-	runs := d.srv.runs(t, sid)
+	runs := d.srv.Runs(t, sid)
 	if len(runs) != 1 || runs[0].Status != "queued" {
 		t.Fatalf("runs = %+v, want one queued", runs)
 	}
@@ -121,7 +123,7 @@ func TestUIRunnerInterruptAndResume(t *testing.T) {
 
 	// SIGKILL mid-stream: after the lease the run is interrupted (no
 	// automatic retries here) and offers Resume.
-	if err := r1.stop(t, syscall.SIGKILL); err == nil {
+	if err := r1.Stop(t, syscall.SIGKILL); err == nil {
 		t.Fatal("a SIGKILLed runner exited cleanly")
 	}
 	b.waitJSFor("run-status interrupted", q(runStatusSel+"[data-status=interrupted]"), runnerWait)
@@ -158,7 +160,7 @@ func TestUIRunnerInterruptAndResume(t *testing.T) {
 	if b.visible("[data-testid=toast]") {
 		t.Errorf("toast after resume: %q", b.text("[data-testid=toast]"))
 	}
-	got := d.srv.run(t, runID)
+	got := d.srv.Run(t, runID)
 	if got.Status != "completed" {
 		t.Fatalf("run status %s after resume, want completed", got.Status)
 	}
@@ -180,9 +182,9 @@ func TestUIRunnerInterruptAndResume(t *testing.T) {
 	t.Logf("screenshot: %s", b.screenshot(dir, "runner-resumed"))
 
 	// The journal agrees: two executions, the second resumed by r2.
-	evs := d.srv.journal(t, runID)
-	checkOnce(t, evs, "completed")
-	starts := ofType[startedJSON](t, evs, event.RunStarted)
+	evs := d.srv.Journal(t, runID)
+	e2etest.CheckOnce(t, evs, "completed")
+	starts := e2etest.OfType[e2etest.StartedJSON](t, evs, event.RunStarted)
 	if len(starts) != 2 || starts[0].RunnerID != r1.ID || !starts[1].Resumed || starts[1].RunnerID != r2.ID {
 		t.Fatalf("run.started = %+v, want r1 then a resumed one on r2", starts)
 	}
@@ -205,7 +207,7 @@ func TestUIRunnerRecovering(t *testing.T) {
 	t.Parallel()
 	words := numberedWords(60)
 	// A long backoff keeps the run recovering for the whole test.
-	d := startSplit(t, scenarios(scenario("", turn(paced(words, 5, 60)))), 2, time.Hour)
+	d := startSplit(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Paced(words, 5, 60)))), 2, time.Hour)
 	b := openBrowser(t, d.srv)
 	dir := screenshotDir(t)
 
@@ -215,7 +217,7 @@ func TestUIRunnerRecovering(t *testing.T) {
 	b.sendMessage("Say sixty words")
 	open := itemSel("assistant") + "[data-open=true]"
 	b.waitJSFor("text streaming from the runner", q(open)+"?.textContent.includes('w005')", runnerWait)
-	if err := r1.stop(t, syscall.SIGKILL); err == nil {
+	if err := r1.Stop(t, syscall.SIGKILL); err == nil {
 		t.Fatal("a SIGKILLed runner exited cleanly")
 	}
 
@@ -275,12 +277,12 @@ func TestUIRunnerInterruptedToolCall(t *testing.T) {
 	// $$ (the shell) writes one line per execution and is the handle to
 	// kill the command, which outlives its runner.
 	command := `echo $$ >> pids.txt; sleep 3`
-	d := startSplit(t, scenarios(scenario("",
-		turn(text("Running it."), call("run_command", fmt.Sprintf(`{"command":%q}`, command))),
-		turn(text("Finished after the interruption.")),
-	)), 0, 0, withApprovalMode("off"))
+	d := startSplit(t, e2etest.Scenarios(e2etest.Scenario("",
+		e2etest.Turn(e2etest.Text("Running it."), e2etest.Call("run_command", fmt.Sprintf(`{"command":%q}`, command))),
+		e2etest.Turn(e2etest.Text("Finished after the interruption.")),
+	)), 0, 0, e2etest.WithApprovalMode("off"))
 	pids := filepath.Join(d.ws, "pids.txt")
-	killPidFile(t, pids)
+	e2etest.KillPidFile(t, pids)
 	b := openBrowser(t, d.srv)
 	dir := screenshotDir(t)
 
@@ -290,8 +292,8 @@ func TestUIRunnerInterruptedToolCall(t *testing.T) {
 	b.sendMessage("run the slow command")
 	card := "[data-testid=tool-card][data-tool=run_command]"
 	b.waitJSFor("the command running", q(card+"[data-status=running]"), runnerWait)
-	waitFile(t, pids)
-	if err := r1.stop(t, syscall.SIGKILL); err == nil {
+	e2etest.WaitFile(t, pids)
+	if err := r1.Stop(t, syscall.SIGKILL); err == nil {
 		t.Fatal("a SIGKILLed runner exited cleanly")
 	}
 	b.waitJSFor("run-status interrupted", q(runStatusSel+"[data-status=interrupted]"), runnerWait)

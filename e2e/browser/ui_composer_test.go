@@ -1,4 +1,4 @@
-package e2e
+package browser
 
 // The composer and the transcript's scrolling: queued messages, slash
 // commands, and the sticky-bottom scroll with its "↓ N new" pill.
@@ -10,19 +10,21 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 func TestUIQueue(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, scenarios(
+	s := e2etest.StartServer(t, e2etest.Scenarios(
 		// The first run waits on a question, so the queue stays put for as
 		// long as the test needs.
-		scenario("hold on", turn(call("clarify", `{"question":"Shall I continue?","choices":["Yes","No"]}`)), turn(text("First done."))),
-		scenario("second queued", turn(text("Second answer."))),
-		scenario("third queued", turn(text("Third answer."))),
+		e2etest.Scenario("hold on", e2etest.Turn(e2etest.Call("clarify", `{"question":"Shall I continue?","choices":["Yes","No"]}`)), e2etest.Turn(e2etest.Text("First done."))),
+		e2etest.Scenario("second queued", e2etest.Turn(e2etest.Text("Second answer."))),
+		e2etest.Scenario("third queued", e2etest.Turn(e2etest.Text("Third answer."))),
 	))
 	b := openBrowser(t, s)
-	sid := s.newSession(t)
+	sid := s.NewSession(t)
 	b.navigate("/s/" + sid)
 	b.sendMessage("hold on")
 	b.waitVisible("[data-testid=clarify-card] [data-testid=clarify-input]")
@@ -55,7 +57,7 @@ func TestUIQueue(t *testing.T) {
 	if got := b.attr("[data-testid=queued-item]", "data-run-id"); got != third {
 		t.Errorf("remaining queued row is %s, want %s", got, third)
 	}
-	s.waitStatus(t, second, "cancelled")
+	s.WaitStatus(t, second, "cancelled")
 
 	// A free-text answer lets the first run finish; the third follows.
 	b.typeInto("[data-testid=clarify-input]", "Yes, go on")
@@ -72,7 +74,7 @@ func TestUIQueue(t *testing.T) {
 		t.Errorf("assistant items = %q, want First done. before Third answer.", texts)
 	}
 
-	runs := s.runs(t, sid)
+	runs := s.Runs(t, sid)
 	var statuses []string
 	for _, r := range runs {
 		statuses = append(statuses, r.Status)
@@ -81,16 +83,16 @@ func TestUIQueue(t *testing.T) {
 		t.Fatalf("run statuses = %v, want [completed cancelled completed]", statuses)
 	}
 	var req struct {
-		Requests []requestJSON `json:"requests"`
+		Requests []e2etest.RequestJSON `json:"requests"`
 	}
-	do(t, "GET", s.URL+"/api/requests?session_id="+sid, nil, &req)
+	e2etest.Do(t, "GET", s.URL+"/api/requests?session_id="+sid, nil, &req)
 	if len(req.Requests) != 1 {
 		t.Fatalf("requests = %+v", req.Requests)
 	}
 	var full struct {
 		Response string `json:"response"`
 	}
-	do(t, "GET", s.URL+"/api/requests/"+req.Requests[0].ID, nil, &full)
+	e2etest.Do(t, "GET", s.URL+"/api/requests/"+req.Requests[0].ID, nil, &full)
 	if full.Response != "Yes, go on" {
 		t.Errorf("clarify response = %q, want the free text", full.Response)
 	}
@@ -98,9 +100,9 @@ func TestUIQueue(t *testing.T) {
 
 func TestUISlashCommands(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, script(turn(text("hi"))))
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hi"))))
 	b := openBrowser(t, s)
-	sid := s.newSession(t)
+	sid := s.NewSession(t)
 	b.navigate("/s/" + sid)
 
 	b.typeInto(composerSel, "/")
@@ -146,13 +148,13 @@ func TestUISlashCommands(t *testing.T) {
 	b.press("Enter")
 	b.waitJS("the two-line message", qa(itemSel("user"))+".some(e => e.textContent.includes('second line'))")
 	b.waitIdle()
-	if runs := s.runs(t, sid); len(runs) != 1 || runs[0].Status != "completed" {
+	if runs := s.Runs(t, sid); len(runs) != 1 || runs[0].Status != "completed" {
 		t.Errorf("runs after sending = %+v, want one completed (slash commands send nothing)", runs)
 	} else {
 		var r struct {
 			Input string `json:"input"`
 		}
-		do(t, "GET", s.URL+"/api/runs/"+runs[0].ID, nil, &r)
+		e2etest.Do(t, "GET", s.URL+"/api/runs/"+runs[0].ID, nil, &r)
 		if r.Input != "first line\nsecond line" {
 			t.Errorf("sent message = %q, want both lines", r.Input)
 		}
@@ -162,10 +164,10 @@ func TestUISlashCommands(t *testing.T) {
 	b.typeInto(composerSel, "/new")
 	b.press("Enter")
 	b.waitJS("a new session", "location.pathname.startsWith('/s/') && location.pathname !== "+js("/s/"+sid))
-	if n := len(s.sessions(t)); n != 2 {
+	if n := len(s.Sessions(t)); n != 2 {
 		t.Errorf("%d sessions after /new, want 2", n)
 	}
-	if runs := s.runs(t, sid); len(runs) != 1 {
+	if runs := s.Runs(t, sid); len(runs) != 1 {
 		t.Errorf("%d runs in the first session, want 1 (slash commands send nothing)", len(runs))
 	}
 }
@@ -176,13 +178,13 @@ func TestUIStickyScroll(t *testing.T) {
 	for i := 1; i <= 60; i++ {
 		fmt.Fprintf(&long, "Paragraph %d of a long answer, long enough to wrap once or twice in a normal window so that the transcript needs scrolling.\n\n", i)
 	}
-	s := startServer(t, scenarios(
-		scenario("long answer", turn(paced(long.String(), 400, 0))),
-		scenario("more please", turn(paced(numberedWords(150), 10, 30))),
+	s := e2etest.StartServer(t, e2etest.Scenarios(
+		e2etest.Scenario("long answer", e2etest.Turn(e2etest.Paced(long.String(), 400, 0))),
+		e2etest.Scenario("more please", e2etest.Turn(e2etest.Paced(numberedWords(150), 10, 30))),
 	))
-	sid := s.newSession(t)
-	r := s.send(t, sid, "long answer please")
-	s.waitStatus(t, r.ID, "completed")
+	sid := s.NewSession(t)
+	r := s.Send(t, sid, "long answer please")
+	s.WaitStatus(t, r.ID, "completed")
 
 	b := openBrowser(t, s)
 	b.navigate("/s/" + sid)
@@ -204,7 +206,7 @@ func TestUIStickyScroll(t *testing.T) {
 	b.frames(3) // the scroll event lands before new content does
 	top := eval[float64](b, tr+".scrollTop")
 
-	r2 := s.send(t, sid, "more please")
+	r2 := s.Send(t, sid, "more please")
 	b.waitVisible("[data-testid=new-pill]")
 	if p := b.text("[data-testid=new-pill]"); !strings.Contains(strings.ToLower(p), "new") {
 		t.Errorf("new-pill text = %q, want it to say new", p)
@@ -217,7 +219,7 @@ func TestUIStickyScroll(t *testing.T) {
 	b.waitJS("the view at the bottom", tr+".scrollHeight - "+tr+".scrollTop - "+tr+".clientHeight < 4")
 	b.waitGone("[data-testid=new-pill]")
 	// And it stays stuck to the bottom while the stream goes on.
-	s.waitStatus(t, r2.ID, "completed")
+	s.WaitStatus(t, r2.ID, "completed")
 	b.waitJS("the end of the stream", qa(itemSel("assistant"))+".at(-1)?.textContent.includes('w150')")
 	b.waitJS("still at the bottom", tr+".scrollHeight - "+tr+".scrollTop - "+tr+".clientHeight < 4")
 	if b.visible("[data-testid=new-pill]") {

@@ -1,4 +1,4 @@
-package e2e
+package api
 
 import (
 	"encoding/json"
@@ -7,24 +7,26 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/transcript"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // TestMessagesMatchFullFold: GET /messages skips the streamed fragments of
 // finished runs; what it serves must equal the fold of the whole journal,
 // and a run still streaming must show its text so far.
 func TestMessagesMatchFullFold(t *testing.T) {
-	srv := startServer(t, scenarios(
-		scenario("done", turn(reasoning("let me think about it"), text("first part, "), call("list_dir", `{"path":"."}`)),
-			turn(text("and the end of the answer"))),
-		scenario("slow", turn(reasoning("slowly"), slowText(150, 20))),
-	), withApprovalMode("off"))
-	sid := srv.newSession(t)
-	r1 := srv.send(t, sid, "done please")
-	srv.waitStatus(t, r1.ID, "completed")
-	st := openStream(t, srv.URL+"/api/sessions/"+sid+"/events", nil)
+	srv := e2etest.StartServer(t, e2etest.Scenarios(
+		e2etest.Scenario("done", e2etest.Turn(e2etest.Reasoning("let me think about it"), e2etest.Text("first part, "), e2etest.Call("list_dir", `{"path":"."}`)),
+			e2etest.Turn(e2etest.Text("and the end of the answer"))),
+		e2etest.Scenario("slow", e2etest.Turn(e2etest.Reasoning("slowly"), e2etest.SlowText(150, 20))),
+	), e2etest.WithApprovalMode("off"))
+	sid := srv.NewSession(t)
+	r1 := srv.Send(t, sid, "done please")
+	srv.WaitStatus(t, r1.ID, "completed")
+	st := e2etest.OpenStream(t, srv.URL+"/api/sessions/"+sid+"/events", nil)
 	defer st.Close()
-	r2 := srv.send(t, sid, "slow please")
-	journal := st.until(t, "some fragments of the slow run", func(e event.Event) bool {
+	r2 := srv.Send(t, sid, "slow please")
+	journal := st.Until(t, "some fragments of the slow run", func(e event.Event) bool {
 		return e.RunID == r2.ID && e.Type == event.MessageDelta && e.Seq > 12
 	})
 
@@ -32,7 +34,7 @@ func TestMessagesMatchFullFold(t *testing.T) {
 		var got struct {
 			Items []transcript.Item `json:"items"`
 		}
-		do(t, "GET", srv.URL+"/api/sessions/"+sid+"/messages", nil, &got)
+		e2etest.Do(t, "GET", srv.URL+"/api/sessions/"+sid+"/messages", nil, &got)
 		return got.Items
 	}
 	// created_at of a finished segment is when it closed (its first
@@ -62,15 +64,15 @@ func TestMessagesMatchFullFold(t *testing.T) {
 			open = &mid[i]
 		}
 	}
-	if want := transcript.Fold(srv.journal(t, r1.ID)); asJSON(firstRun) != asJSON(want) {
+	if want := transcript.Fold(srv.Journal(t, r1.ID)); asJSON(firstRun) != asJSON(want) {
 		t.Fatalf("finished run: /messages differs from the full fold\n got %s\nwant %s", asJSON(firstRun), asJSON(want))
 	}
 	if open == nil || !open.Open || open.CreatedAt.IsZero() || !strings.HasPrefix(strings.Repeat("tok ", 150), open.Text) || len(open.Text) < 8 {
 		t.Fatalf("streaming answer mid-run = %+v", open)
 	}
 
-	journal = append(journal, st.until(t, "the slow run's end", isDone(r2.ID))...)
-	all := append(srv.journal(t, r1.ID), srv.journal(t, r2.ID)...)
+	journal = append(journal, st.Until(t, "the slow run's end", e2etest.IsDone(r2.ID))...)
+	all := append(srv.Journal(t, r1.ID), srv.Journal(t, r2.ID)...)
 	if got, want := messages(), transcript.FoldRuns(all, []string{r1.ID, r2.ID}, ""); asJSON(got) != asJSON(want) {
 		t.Fatalf("finished: /messages differs from the full fold\n got %s\nwant %s", asJSON(got), asJSON(want))
 	}

@@ -1,4 +1,4 @@
-package e2e
+package browser
 
 // Agent, tool and user text is untrusted: whatever markup it carries must
 // render inert. The CSP would stop most of it anyway, so the test checks
@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // payloads that would run script if rendered as HTML; each sets
@@ -38,12 +40,12 @@ func TestUIInertAgentOutput(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, evil), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, scenarios(scenario("payload",
-		turn(text("Listing first."), call("list_dir", `{"path":"."}`)),
-		turn(text(answer)),
-	)), withWorkspace(ws), withApprovalMode("smart"))
+	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("payload",
+		e2etest.Turn(e2etest.Text("Listing first."), e2etest.Call("list_dir", `{"path":"."}`)),
+		e2etest.Turn(e2etest.Text(answer)),
+	)), e2etest.WithWorkspace(ws), e2etest.WithApprovalMode("smart"))
 	b := openBrowser(t, s)
-	sid := s.newSession(t)
+	sid := s.NewSession(t)
 	b.navigate("/s/" + sid)
 	// The user's message carries the same payloads (and becomes the title).
 	b.sendMessage("payload test " + strings.Join(xssPayloads, " "))

@@ -1,4 +1,4 @@
-package e2e
+package api
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 type demoTurn = demo.Turn
@@ -17,27 +19,27 @@ type demoTurn = demo.Turn
 // final answer streams every event in order on the session stream, and
 // approving through the API completes it.
 func TestRunWithApprovalCompletes(t *testing.T) {
-	s := startServer(t, script(
-		turn(reasoning("I should look around."), text("Let me check."), call("run_command", `{"command":"echo hello"}`)),
-		turn(text("The command printed hello.")),
+	s := e2etest.StartServer(t, e2etest.Script(
+		e2etest.Turn(e2etest.Reasoning("I should look around."), e2etest.Text("Let me check."), e2etest.Call("run_command", `{"command":"echo hello"}`)),
+		e2etest.Turn(e2etest.Text("The command printed hello.")),
 	))
-	sid := s.newSession(t)
-	st := openStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
-	r := s.send(t, sid, "please run it")
+	sid := s.NewSession(t)
+	st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
+	r := s.Send(t, sid, "please run it")
 
-	seen := st.until(t, "approval.requested", isType(event.ApprovalRequested))
-	req := payload[event.ApprovalRequestedPayload](t, seen[len(seen)-1])
+	seen := st.Until(t, "approval.requested", e2etest.IsType(event.ApprovalRequested))
+	req := e2etest.Payload[event.ApprovalRequestedPayload](t, seen[len(seen)-1])
 	if req.Action != "$ echo hello" || !slices.Equal(req.Choices, []string{"once", "session", "always", "deny"}) {
 		t.Fatalf("approval request = %+v", req)
 	}
-	s.waitStatus(t, r.ID, "awaiting_approval")
-	if p := s.pending(t); len(p) != 1 || p[0].ID != req.RequestID {
+	s.WaitStatus(t, r.ID, "awaiting_approval")
+	if p := s.Pending(t); len(p) != 1 || p[0].ID != req.RequestID {
 		t.Fatalf("pending = %+v", p)
 	}
-	if c := do(t, "POST", s.URL+"/api/requests/"+req.RequestID+"/respond", map[string]string{"choice": "once"}, nil); c != http.StatusOK {
+	if c := e2etest.Do(t, "POST", s.URL+"/api/requests/"+req.RequestID+"/respond", map[string]string{"choice": "once"}, nil); c != http.StatusOK {
 		t.Fatalf("respond: %d", c)
 	}
-	seen = append(seen, st.until(t, "run.done", isDone(r.ID))...)
+	seen = append(seen, st.Until(t, "run.done", e2etest.IsDone(r.ID))...)
 
 	var types []event.Type
 	for _, e := range seen {
@@ -54,20 +56,20 @@ func TestRunWithApprovalCompletes(t *testing.T) {
 	if !slices.Equal(types, want) {
 		t.Fatalf("event order:\n got %v\nwant %v", types, want)
 	}
-	done := payload[event.RunDonePayload](t, seen[len(seen)-1])
+	done := e2etest.Payload[event.RunDonePayload](t, seen[len(seen)-1])
 	if done.Status != "completed" {
 		t.Fatalf("run.done = %+v", done)
 	}
 	for _, e := range seen {
 		if e.Type == event.ToolDone {
-			td := payload[event.ToolDonePayload](t, e)
+			td := e2etest.Payload[event.ToolDonePayload](t, e)
 			if td.Status != event.ToolOK || td.Output == "" {
 				t.Fatalf("tool.done = %+v", td)
 			}
 		}
 	}
-	checkJournal(t, s.journal(t, r.ID))
-	if got := s.waitStatus(t, r.ID, "completed"); !got.Terminal || len(got.Controls) != 1 {
+	e2etest.CheckJournal(t, s.Journal(t, r.ID))
+	if got := s.WaitStatus(t, r.ID, "completed"); !got.Terminal || len(got.Controls) != 1 {
 		t.Fatalf("final run = %+v", got)
 	}
 	var msgs struct {
@@ -76,7 +78,7 @@ func TestRunWithApprovalCompletes(t *testing.T) {
 			Text string `json:"text"`
 		} `json:"items"`
 	}
-	do(t, "GET", s.URL+"/api/sessions/"+sid+"/messages", nil, &msgs)
+	e2etest.Do(t, "GET", s.URL+"/api/sessions/"+sid+"/messages", nil, &msgs)
 	var kinds []string
 	for _, it := range msgs.Items {
 		kinds = append(kinds, it.Kind)
@@ -91,12 +93,12 @@ func TestRunWithApprovalCompletes(t *testing.T) {
 func TestReconnectNoGapNoDuplicate(t *testing.T) {
 	for _, mode := range []string{"last-event-id", "after"} {
 		t.Run(mode, func(t *testing.T) {
-			s := startServer(t, script(turn(slowText(150, 5))))
-			sid := s.newSession(t)
-			st := openStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
-			r := s.send(t, sid, "stream a lot")
+			s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.SlowText(150, 5))))
+			sid := s.NewSession(t)
+			st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
+			r := s.Send(t, sid, "stream a lot")
 			n := 0
-			first := st.until(t, "some deltas", func(e event.Event) bool {
+			first := st.Until(t, "some deltas", func(e event.Event) bool {
 				if e.Type == event.MessageDelta {
 					n++
 				}
@@ -112,7 +114,7 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 			} else {
 				hdr["Last-Event-ID"] = fmt.Sprint(last - 5)
 			}
-			second := openStream(t, url, hdr).until(t, "run.done", isDone(r.ID))
+			second := e2etest.OpenStream(t, url, hdr).Until(t, "run.done", e2etest.IsDone(r.ID))
 
 			seen := map[int64]bool{}
 			var union []event.Event
@@ -122,11 +124,11 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 					union = append(union, e)
 				}
 			}
-			checkJournal(t, union)
+			e2etest.CheckJournal(t, union)
 			text := ""
 			for _, e := range union {
 				if e.Type == event.MessageDelta {
-					text += payload[event.DeltaPayload](t, e).Delta
+					text += e2etest.Payload[event.DeltaPayload](t, e).Delta
 				}
 			}
 			var want string
@@ -137,12 +139,12 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 				t.Fatalf("reassembled text has %d bytes, want %d", len(text), len(want))
 			}
 			// A finished run replays its whole journal and terminal state.
-			replay := s.journal(t, r.ID)
+			replay := s.Journal(t, r.ID)
 			if len(replay) != len(union) || !replay[len(replay)-1].Terminal {
 				t.Fatalf("replay has %d events (terminal %v), live had %d", len(replay), replay[len(replay)-1].Terminal, len(union))
 			}
 			// Resuming a finished run at its end closes at once with nothing.
-			tail := openStream(t, s.URL+"/api/runs/"+r.ID+"/events", map[string]string{"Last-Event-ID": fmt.Sprint(replay[len(replay)-1].ID)}).drain(t)
+			tail := e2etest.OpenStream(t, s.URL+"/api/runs/"+r.ID+"/events", map[string]string{"Last-Event-ID": fmt.Sprint(replay[len(replay)-1].ID)}).Drain(t)
 			if len(tail) != 0 {
 				t.Fatalf("stream past the end sent %d events", len(tail))
 			}
@@ -152,22 +154,22 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 
 // A cursor ahead of the journal yields an explicit resync, then a replay.
 func TestCursorAheadResyncs(t *testing.T) {
-	s := startServer(t, script(turn(text("hi"))))
-	sid := s.newSession(t)
-	r := s.send(t, sid, "hello")
-	s.waitStatus(t, r.ID, "completed")
-	evs := openStream(t, s.URL+"/api/sessions/"+sid+"/events?after=999999", nil).until(t, "run.done", isDone(r.ID))
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hi"))))
+	sid := s.NewSession(t)
+	r := s.Send(t, sid, "hello")
+	s.WaitStatus(t, r.ID, "completed")
+	evs := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events?after=999999", nil).Until(t, "run.done", e2etest.IsDone(r.ID))
 	if evs[0].Type != event.Resync || evs[0].ID != 0 {
 		t.Fatalf("first event = %+v, want resync without id", evs[0])
 	}
-	rs := payload[event.ResyncPayload](t, evs[0])
+	rs := e2etest.Payload[event.ResyncPayload](t, evs[0])
 	if rs.Cursor != 999999 || rs.LastID == 0 {
 		t.Fatalf("resync payload = %+v", rs)
 	}
 	if evs[1].Type != event.RunQueued {
 		t.Fatalf("after resync the stream replays from the start, got %s", evs[1].Type)
 	}
-	if c := do(t, "GET", s.URL+"/api/sessions/"+sid+"/events?after=abc", nil, nil); c != http.StatusBadRequest {
+	if c := e2etest.Do(t, "GET", s.URL+"/api/sessions/"+sid+"/events?after=abc", nil, nil); c != http.StatusBadRequest {
 		t.Fatalf("bad cursor: %d", c)
 	}
 }
@@ -179,14 +181,14 @@ func TestCancel(t *testing.T) {
 	cases := []struct {
 		name  string
 		turns []demoTurn
-		reach func(t *testing.T, s *server, st *stream, runID string)
+		reach func(t *testing.T, s *e2etest.Server, st *e2etest.Stream, runID string)
 	}{
 		{
 			name:  "during streaming",
-			turns: []demoTurn{turn(text("partial "), slowText(200, 20))},
-			reach: func(t *testing.T, s *server, st *stream, runID string) {
+			turns: []demoTurn{e2etest.Turn(e2etest.Text("partial "), e2etest.SlowText(200, 20))},
+			reach: func(t *testing.T, s *e2etest.Server, st *e2etest.Stream, runID string) {
 				n := 0
-				st.until(t, "deltas", func(e event.Event) bool {
+				st.Until(t, "deltas", func(e event.Event) bool {
 					if e.Type == event.MessageDelta {
 						n++
 					}
@@ -196,77 +198,77 @@ func TestCancel(t *testing.T) {
 		},
 		{
 			name:  "during a tool call",
-			turns: []demoTurn{turn(call("run_command", `{"command":"sleep 30"}`)), turn(text("never"))},
-			reach: func(t *testing.T, s *server, st *stream, runID string) {
-				st.until(t, "approval", isType(event.ApprovalRequested))
-				q := s.pending(t)[0]
-				do(t, "POST", s.URL+"/api/requests/"+q.ID+"/respond", map[string]string{"choice": "once"}, nil)
-				st.until(t, "executing", func(e event.Event) bool {
-					return e.Type == event.ToolUpdated && payload[event.ToolUpdatedPayload](t, e).Phase == "executing"
+			turns: []demoTurn{e2etest.Turn(e2etest.Call("run_command", `{"command":"sleep 30"}`)), e2etest.Turn(e2etest.Text("never"))},
+			reach: func(t *testing.T, s *e2etest.Server, st *e2etest.Stream, runID string) {
+				st.Until(t, "approval", e2etest.IsType(event.ApprovalRequested))
+				q := s.Pending(t)[0]
+				e2etest.Do(t, "POST", s.URL+"/api/requests/"+q.ID+"/respond", map[string]string{"choice": "once"}, nil)
+				st.Until(t, "executing", func(e event.Event) bool {
+					return e.Type == event.ToolUpdated && e2etest.Payload[event.ToolUpdatedPayload](t, e).Phase == "executing"
 				})
 				time.Sleep(100 * time.Millisecond)
 			},
 		},
 		{
 			name:  "during an approval wait",
-			turns: []demoTurn{turn(call("run_command", `{"command":"echo x"}`)), turn(text("never"))},
-			reach: func(t *testing.T, s *server, st *stream, runID string) {
-				st.until(t, "approval", isType(event.ApprovalRequested))
-				s.waitStatus(t, runID, "awaiting_approval")
+			turns: []demoTurn{e2etest.Turn(e2etest.Call("run_command", `{"command":"echo x"}`)), e2etest.Turn(e2etest.Text("never"))},
+			reach: func(t *testing.T, s *e2etest.Server, st *e2etest.Stream, runID string) {
+				st.Until(t, "approval", e2etest.IsType(event.ApprovalRequested))
+				s.WaitStatus(t, runID, "awaiting_approval")
 			},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := startServer(t, script(tc.turns...))
-			sid := s.newSession(t)
-			st := openStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
-			r := s.send(t, sid, "go")
+			s := e2etest.StartServer(t, e2etest.Script(tc.turns...))
+			sid := s.NewSession(t)
+			st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
+			r := s.Send(t, sid, "go")
 			tc.reach(t, s, st, r.ID)
 			start := time.Now()
-			var c1, c2 runJSON
-			if code := do(t, "POST", s.URL+"/api/runs/"+r.ID+"/cancel", nil, &c1); code != http.StatusAccepted && code != http.StatusOK {
+			var c1, c2 e2etest.RunJSON
+			if code := e2etest.Do(t, "POST", s.URL+"/api/runs/"+r.ID+"/cancel", nil, &c1); code != http.StatusAccepted && code != http.StatusOK {
 				t.Fatalf("cancel: %d", code)
 			}
-			st.until(t, "run.done", isDone(r.ID))
+			st.Until(t, "run.done", e2etest.IsDone(r.ID))
 			t.Logf("cancel took %v", time.Since(start))
-			do(t, "POST", s.URL+"/api/runs/"+r.ID+"/cancel", nil, &c2)
+			e2etest.Do(t, "POST", s.URL+"/api/runs/"+r.ID+"/cancel", nil, &c2)
 			if c2.Status != "cancelled" {
 				t.Fatalf("second cancel sees status %s", c2.Status)
 			}
-			evs := s.journal(t, r.ID)
-			checkJournal(t, evs)
-			if n := countType(evs, event.RunDone); n != 1 {
+			evs := s.Journal(t, r.ID)
+			e2etest.CheckJournal(t, evs)
+			if n := e2etest.CountType(evs, event.RunDone); n != 1 {
 				t.Fatalf("%d terminal events", n)
 			}
-			if d := payload[event.RunDonePayload](t, evs[len(evs)-1]); d.Status != "cancelled" {
+			if d := e2etest.Payload[event.RunDonePayload](t, evs[len(evs)-1]); d.Status != "cancelled" {
 				t.Fatalf("terminal status %s", d.Status)
 			}
 			// Every tool call has a result, so the history stays valid.
-			if countType(evs, event.ToolStarted) != countType(evs, event.ToolDone) {
-				t.Fatalf("open tool call left: %d started, %d done", countType(evs, event.ToolStarted), countType(evs, event.ToolDone))
+			if e2etest.CountType(evs, event.ToolStarted) != e2etest.CountType(evs, event.ToolDone) {
+				t.Fatalf("open tool call left: %d started, %d done", e2etest.CountType(evs, event.ToolStarted), e2etest.CountType(evs, event.ToolDone))
 			}
 			for _, e := range evs {
-				if e.Type == event.ToolDone && payload[event.ToolDonePayload](t, e).Status != event.ToolCancelled {
-					t.Fatalf("tool.done status %s, want cancelled", payload[event.ToolDonePayload](t, e).Status)
+				if e.Type == event.ToolDone && e2etest.Payload[event.ToolDonePayload](t, e).Status != event.ToolCancelled {
+					t.Fatalf("tool.done status %s, want cancelled", e2etest.Payload[event.ToolDonePayload](t, e).Status)
 				}
 				if e.Type == event.MessageDone {
-					if p := payload[event.DonePayload](t, e); !p.Partial || p.Text == "" {
+					if p := e2etest.Payload[event.DonePayload](t, e); !p.Partial || p.Text == "" {
 						t.Fatalf("cancelled text not kept as partial: %+v", p)
 					}
 				}
 			}
-			if len(s.pending(t)) != 0 {
+			if len(s.Pending(t)) != 0 {
 				t.Fatal("a request is still pending after cancel")
 			}
 			// A second cancel appended nothing.
-			if again := s.journal(t, r.ID); len(again) != len(evs) {
+			if again := s.Journal(t, r.ID); len(again) != len(evs) {
 				t.Fatalf("second cancel added %d events", len(again)-len(evs))
 			}
 			// The session is usable again: a new run is claimed at once.
-			r2 := s.send(t, sid, "again")
+			r2 := s.Send(t, sid, "again")
 			deadline := time.Now().Add(10 * time.Second)
-			for s.run(t, r2.ID).Status == "queued" {
+			for s.Run(t, r2.ID).Status == "queued" {
 				if time.Now().After(deadline) {
 					t.Fatal("the next run was never claimed: session still busy")
 				}

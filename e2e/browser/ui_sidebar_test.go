@@ -1,4 +1,4 @@
-package e2e
+package browser
 
 // The sessions sidebar (create, rename, search, delete) and the badges and
 // "needs you" list that bring a person to a waiting session.
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 func sessionItemSel(id string) string {
@@ -15,10 +17,10 @@ func sessionItemSel(id string) string {
 
 func TestUISidebar(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, scenarios(scenario("run a command",
-		turn(text("I need to run something."), call("run_command", `{"command":"echo needs-you"}`)),
-		turn(text("Done."))),
-	), withApprovalMode("manual"))
+	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("run a command",
+		e2etest.Turn(e2etest.Text("I need to run something."), e2etest.Call("run_command", `{"command":"echo needs-you"}`)),
+		e2etest.Turn(e2etest.Text("Done."))),
+	), e2etest.WithApprovalMode("manual"))
 	b := openBrowser(t, s)
 	b.navigate("/")
 
@@ -52,8 +54,8 @@ func TestUISidebar(t *testing.T) {
 	b.press("Enter")
 	b.waitGone("[data-testid=session-rename-input]")
 	b.waitJS("the new title in the sidebar", q(first)+"?.textContent.includes('Alpha project')")
-	var got sessionJSON
-	do(t, "GET", s.URL+"/api/sessions/"+ids[0], nil, &got)
+	var got e2etest.SessionJSON
+	e2etest.Do(t, "GET", s.URL+"/api/sessions/"+ids[0], nil, &got)
 	if got.Title != "Alpha project" {
 		t.Errorf("title on the server = %q, want Alpha project", got.Title)
 	}
@@ -64,7 +66,7 @@ func TestUISidebar(t *testing.T) {
 	b.typeInto("[data-testid=session-rename-input]", " (not saved)")
 	b.press("Escape")
 	b.waitGone("[data-testid=session-rename-input]")
-	do(t, "GET", s.URL+"/api/sessions/"+ids[0], nil, &got)
+	e2etest.Do(t, "GET", s.URL+"/api/sessions/"+ids[0], nil, &got)
 	if got.Title != "Alpha project" {
 		t.Errorf("Esc saved the title: %q", got.Title)
 	}
@@ -91,7 +93,7 @@ func TestUISidebar(t *testing.T) {
 	b.click(second + " [data-testid=session-delete]")
 	b.click("[data-testid=confirm-delete]")
 	b.waitJS("the deleted session to leave the sidebar", "!"+q(second))
-	if c := do(t, "GET", s.URL+"/api/sessions/"+ids[1], nil, nil); c != http.StatusNotFound {
+	if c := e2etest.Do(t, "GET", s.URL+"/api/sessions/"+ids[1], nil, nil); c != http.StatusNotFound {
 		t.Errorf("deleted session: GET answers %d, want 404", c)
 	}
 
@@ -100,8 +102,8 @@ func TestUISidebar(t *testing.T) {
 	b.click(first)
 	b.waitJS("the first session to be current", q(first)+"?.getAttribute('aria-current') === 'page'")
 	waiting := ids[2]
-	r := s.send(t, waiting, "please run a command")
-	s.waitStatus(t, r.ID, "awaiting_approval")
+	r := s.Send(t, waiting, "please run a command")
+	s.WaitStatus(t, r.ID, "awaiting_approval")
 	b.waitVisible(sessionItemSel(waiting) + " [data-testid=session-badge][data-status=awaiting_approval]")
 	b.waitJS("needs-you count 1", q("[data-testid=needs-you]")+"?.dataset.count === '1'")
 	if b.count(first+" [data-testid=session-badge]") != 0 {
@@ -116,12 +118,12 @@ func TestUISidebar(t *testing.T) {
 	b.waitJS("a link to the waiting session", qa(panel+" a, "+panel+" [href]")+".some(e => (e.getAttribute('href') || '').includes("+js(waiting)+"))")
 	b.click(panel + " button[data-choice=once]")
 	b.waitJS("needs-you count 0", q("[data-testid=needs-you]")+"?.dataset.count === '0'")
-	s.waitStatus(t, r.ID, "completed")
+	s.WaitStatus(t, r.ID, "completed")
 	b.waitJS("the badge to clear", "!"+q(sessionItemSel(waiting)+" [data-testid=session-badge]"))
 	var req struct {
-		Requests []requestJSON `json:"requests"`
+		Requests []e2etest.RequestJSON `json:"requests"`
 	}
-	do(t, "GET", s.URL+"/api/requests?session_id="+waiting, nil, &req)
+	e2etest.Do(t, "GET", s.URL+"/api/requests?session_id="+waiting, nil, &req)
 	if len(req.Requests) != 1 || req.Requests[0].Status != "resolved" {
 		t.Errorf("requests = %+v, want one resolved", req.Requests)
 	}

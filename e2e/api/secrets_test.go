@@ -1,4 +1,4 @@
-package e2e
+package api
 
 import (
 	"database/sql"
@@ -15,11 +15,13 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 
 	_ "modernc.org/sqlite" // the database is read back after the server stopped
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // withConfigFile writes the config file into the data dir before the
 // server starts, where `caduceus serve` looks for it by default.
-func withConfigFile(t *testing.T, f any) serverOpt {
+func withConfigFile(t *testing.T, f any) e2etest.ServerOpt {
 	return func(c *config.Config) {
 		b, err := json.Marshal(f)
 		if err != nil {
@@ -76,8 +78,8 @@ func TestProviderKeysNeverLeak(t *testing.T) {
 			"models": []string{gw.model}},
 		"claude-proxy": map[string]any{"type": "anthropic", "base_url": an.env["ANTHROPIC_BASE_URL"], "api_key": proxyKey},
 	}}
-	s := startServer(t, script(turn(text("the demo model answered"))),
-		withEnv(mergeEnv(oa, an)), withWorkspace(newWorkspace(t)), withConfigFile(t, cfg))
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("the demo model answered"))),
+		e2etest.WithEnv(mergeEnv(oa, an)), e2etest.WithWorkspace(newWorkspace(t)), withConfigFile(t, cfg))
 
 	var seen strings.Builder // every answer body and event the server sent
 	grab := func(method, path, body string) []byte {
@@ -87,11 +89,11 @@ func TestProviderKeysNeverLeak(t *testing.T) {
 		seen.WriteByte('\n')
 		return b
 	}
-	var sess sessionJSON
+	var sess e2etest.SessionJSON
 	if err := json.Unmarshal(grab("POST", "/api/sessions", `{}`), &sess); err != nil || sess.ID == "" {
 		t.Fatalf("create session: %v", err)
 	}
-	st := openStream(t, s.URL+"/api/sessions/"+sess.ID+"/events", nil)
+	st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sess.ID+"/events", nil)
 
 	// One session, one run per provider in turn: two refused, two whole
 	// tool turns, each after the others' history.
@@ -109,16 +111,16 @@ func TestProviderKeysNeverLeak(t *testing.T) {
 		{proxy, "failed", "provider_auth"},
 	} {
 		body, _ := json.Marshal(map[string]string{"content": "use " + w.fake.name, "model": w.fake.ref()})
-		var r runJSON
+		var r e2etest.RunJSON
 		if err := json.Unmarshal(grab("POST", "/api/sessions/"+sess.ID+"/messages", string(body)), &r); err != nil || r.ID == "" {
 			t.Fatalf("send to %s: %v", w.fake.name, err)
 		}
-		evs := st.until(t, w.fake.name+" run.done", isDone(r.ID))
+		evs := st.Until(t, w.fake.name+" run.done", e2etest.IsDone(r.ID))
 		for _, e := range evs {
 			b, _ := json.Marshal(e)
 			seen.Write(b)
 		}
-		done := payload[event.RunDonePayload](t, evs[len(evs)-1])
+		done := e2etest.Payload[event.RunDonePayload](t, evs[len(evs)-1])
 		code := ""
 		if done.Error != nil {
 			code = done.Error.Code
@@ -131,7 +133,7 @@ func TestProviderKeysNeverLeak(t *testing.T) {
 	}
 	// The failed runs' messages are redacted but still useful.
 	for _, id := range order {
-		var r runJSON
+		var r e2etest.RunJSON
 		if err := json.Unmarshal(grab("GET", "/api/runs/"+id, ""), &r); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +181,7 @@ func TestProviderKeysNeverLeak(t *testing.T) {
 		}
 	}
 
-	s.stop()
+	s.Stop()
 	out := seen.String()
 	if !strings.Contains(out, "provider_auth") || !strings.Contains(out, "marker-gomod") || !strings.Contains(out, "[redacted]") {
 		t.Fatal("the collected answers lack what the runs produced: the scan proves nothing")

@@ -1,48 +1,45 @@
-package e2e
+package api
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
-)
 
-func withRetries(n int, backoff time.Duration) serverOpt {
-	return func(c *config.Config) { c.MaxRetries, c.RetryBackoff = n, backoff }
-}
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+)
 
 // A provider that keeps failing transiently: the run is retried by itself
 // once (recovering, with its retry number and time), then stops as
 // interrupted rather than failed, and a person can resume it.
 func TestTransientProviderErrorRecovers(t *testing.T) {
-	s := startServer(t, script(turn(demo.Step{Kind: demo.KindError, Code: "rate_limited", Message: "slow down", Retryable: true})),
-		withRetries(1, 100*time.Millisecond))
-	sid := s.newSession(t)
-	st := openStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
-	r := s.send(t, sid, "go")
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(demo.Step{Kind: demo.KindError, Code: "rate_limited", Message: "slow down", Retryable: true})),
+		e2etest.WithRetries(1, 100*time.Millisecond))
+	sid := s.NewSession(t)
+	st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
+	r := s.Send(t, sid, "go")
 	isStatus := func(status string) func(event.Event) bool {
 		return func(e event.Event) bool {
 			return e.Type == event.RunStatus && strings.Contains(string(e.Payload), `"status":"`+status+`"`)
 		}
 	}
-	evs := st.until(t, "recovering", isStatus("recovering"))
-	rec := payload[event.RunStatusPayload](t, evs[len(evs)-1])
+	evs := st.Until(t, "recovering", isStatus("recovering"))
+	rec := e2etest.Payload[event.RunStatusPayload](t, evs[len(evs)-1])
 	if rec.Retry != 1 || rec.MaxRetries != 1 || rec.RetryAt == nil {
 		t.Fatalf("recovering = %+v", rec)
 	}
-	evs = append(evs, st.until(t, "interrupted", isStatus("interrupted"))...)
-	evs = append(evs, st.until(t, "its diagnostic", isType(event.Diagnostic))...)
+	evs = append(evs, st.Until(t, "interrupted", isStatus("interrupted"))...)
+	evs = append(evs, st.Until(t, "its diagnostic", e2etest.IsType(event.Diagnostic))...)
 	var started []event.RunStartedPayload
 	var diags []event.DiagnosticPayload
 	for _, e := range evs {
 		switch e.Type {
 		case event.RunStarted:
-			started = append(started, payload[event.RunStartedPayload](t, e))
+			started = append(started, e2etest.Payload[event.RunStartedPayload](t, e))
 		case event.Diagnostic:
-			diags = append(diags, payload[event.DiagnosticPayload](t, e))
+			diags = append(diags, e2etest.Payload[event.DiagnosticPayload](t, e))
 		case event.RunDone:
 			t.Fatalf("a transient failure ended the run: %s", e.Payload)
 		}
@@ -53,28 +50,28 @@ func TestTransientProviderErrorRecovers(t *testing.T) {
 	if len(diags) != 2 || !strings.Contains(diags[0].Message, "retry 1 of 1") || !strings.Contains(diags[1].Message, "gave up after 1 automatic retries") {
 		t.Fatalf("diagnostics = %+v", diags)
 	}
-	got := s.run(t, r.ID)
+	got := s.Run(t, r.ID)
 	if got.Status != "interrupted" || got.Terminal || !strings.Contains(strings.Join(got.Controls, ","), "resume") {
 		t.Fatalf("run = %+v", got)
 	}
 
 	// A person resumes it: it runs once more (and fails the same way here).
-	var resumed runJSON
-	if c := do(t, "POST", s.URL+"/api/runs/"+r.ID+"/resume", nil, &resumed); c != 202 || resumed.Status != "queued" {
+	var resumed e2etest.RunJSON
+	if c := e2etest.Do(t, "POST", s.URL+"/api/runs/"+r.ID+"/resume", nil, &resumed); c != 202 || resumed.Status != "queued" {
 		t.Fatalf("resume: %d %+v", c, resumed)
 	}
-	st.until(t, "third attempt", func(e event.Event) bool {
-		return e.Type == event.RunStarted && payload[event.RunStartedPayload](t, e).Attempt == 3
+	st.Until(t, "third attempt", func(e event.Event) bool {
+		return e.Type == event.RunStarted && e2etest.Payload[event.RunStartedPayload](t, e).Attempt == 3
 	})
-	s.waitStatus(t, r.ID, "interrupted")
+	s.WaitStatus(t, r.ID, "interrupted")
 }
 
 // Resume answers bad requests with stable codes and changes nothing.
 func TestResumeErrors(t *testing.T) {
-	s := startServer(t, script(turn(text("done"))))
-	sid := s.newSession(t)
-	r := s.send(t, sid, "go")
-	s.waitStatus(t, r.ID, "completed")
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("done"))))
+	sid := s.NewSession(t)
+	r := s.Send(t, sid, "go")
+	s.WaitStatus(t, r.ID, "completed")
 	cases := []struct {
 		name string
 		id   string
@@ -92,12 +89,12 @@ func TestResumeErrors(t *testing.T) {
 					Code string `json:"code"`
 				} `json:"error"`
 			}
-			if c := do(t, "POST", s.URL+"/api/runs/"+tc.id+"/resume", nil, &e); c != tc.code || e.Error.Code != tc.want {
+			if c := e2etest.Do(t, "POST", s.URL+"/api/runs/"+tc.id+"/resume", nil, &e); c != tc.code || e.Error.Code != tc.want {
 				t.Fatalf("got %d %q, want %d %q", c, e.Error.Code, tc.code, tc.want)
 			}
 		})
 	}
-	if got := s.run(t, r.ID); got.Status != "completed" {
+	if got := s.Run(t, r.ID); got.Status != "completed" {
 		t.Fatalf("run is %s after refused resumes", got.Status)
 	}
 }

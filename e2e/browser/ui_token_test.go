@@ -1,10 +1,12 @@
-package e2e
+package browser
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // TestUIToken: a server with CADUCEUS_TOKEN serves the page without it; the
@@ -14,7 +16,7 @@ import (
 func TestUIToken(t *testing.T) {
 	t.Parallel()
 	const token = "tok-UiTest-7f3a9c2e51"
-	s := startServer(t, scenarios(scenario("", turn(text("Authenticated and streaming.")))), withToken(token))
+	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Text("Authenticated and streaming.")))), e2etest.WithToken(token))
 	b := openBrowser(t, s)
 
 	b.must("open the page", chromedp.Navigate(b.base+"/"))

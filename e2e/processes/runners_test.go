@@ -1,4 +1,4 @@
-package e2e
+package processes
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // The web process dies (SIGKILL) while a separate runner streams a run: the
@@ -22,31 +24,31 @@ import (
 // left off, and cancelling through the new process ends it once.
 func TestWebRestartRunKeepsGoing(t *testing.T) {
 	dataDir, ws := t.TempDir(), t.TempDir()
-	sp := writeScript(t, script(turn(slowText(400, 20))))
-	web := startWeb(t, dataDir, ws, sp)
-	startRunner(t, dataDir, ws, sp)
-	sid := web.newSession(t)
-	st := openStream(t, web.URL+"/api/sessions/"+sid+"/events", nil)
-	r := web.send(t, sid, "go")
-	seen := st.until(t, "30 deltas", deltas(30))
-	checkJournal(t, seen)
+	sp := e2etest.WriteScript(t, e2etest.Script(e2etest.Turn(e2etest.SlowText(400, 20))))
+	web := e2etest.StartWeb(t, binary, dataDir, ws, sp)
+	e2etest.StartRunner(t, binary, dataDir, ws, sp)
+	sid := web.NewSession(t)
+	st := e2etest.OpenStream(t, web.URL+"/api/sessions/"+sid+"/events", nil)
+	r := web.Send(t, sid, "go")
+	seen := st.Until(t, "30 deltas", e2etest.Deltas(30))
+	e2etest.CheckJournal(t, seen)
 	last := seen[len(seen)-1]
 
-	web.stop(t, syscall.SIGKILL)
+	web.Stop(t, syscall.SIGKILL)
 	st.Close()
-	web2 := startWeb(t, dataDir, ws, sp)
-	if got := web2.run(t, r.ID); got.Status != "running" || got.LastEventID <= last.ID {
+	web2 := e2etest.StartWeb(t, binary, dataDir, ws, sp)
+	if got := web2.Run(t, r.ID); got.Status != "running" || got.LastEventID <= last.ID {
 		t.Fatalf("after the web restart the run is %s (last event %d, client had %d): the runner should have kept going",
 			got.Status, got.LastEventID, last.ID)
 	}
 
-	rs := openStream(t, web2.URL+"/api/runs/"+r.ID+"/events", map[string]string{"Last-Event-ID": fmt.Sprint(last.ID)})
-	more := rs.until(t, "10 more deltas", deltas(10))
-	var cancelled runJSON
-	if c := do(t, "POST", web2.URL+"/api/runs/"+r.ID+"/cancel", nil, &cancelled); c != http.StatusAccepted && c != http.StatusOK {
+	rs := e2etest.OpenStream(t, web2.URL+"/api/runs/"+r.ID+"/events", map[string]string{"Last-Event-ID": fmt.Sprint(last.ID)})
+	more := rs.Until(t, "10 more deltas", e2etest.Deltas(10))
+	var cancelled e2etest.RunJSON
+	if c := e2etest.Do(t, "POST", web2.URL+"/api/runs/"+r.ID+"/cancel", nil, &cancelled); c != http.StatusAccepted && c != http.StatusOK {
 		t.Fatalf("cancel on the new web process: %d", c)
 	}
-	more = append(more, rs.drain(t)...)
+	more = append(more, rs.Drain(t)...)
 	prev := last
 	for _, e := range more {
 		if e.Seq != prev.Seq+1 || e.ID <= prev.ID {
@@ -54,12 +56,12 @@ func TestWebRestartRunKeepsGoing(t *testing.T) {
 		}
 		prev = e
 	}
-	if n := countType(more, event.RunDone); n != 1 {
+	if n := e2etest.CountType(more, event.RunDone); n != 1 {
 		t.Fatalf("resumed stream has %d run.done", n)
 	}
 
-	evs := web2.journal(t, r.ID)
-	checkOnce(t, evs, "cancelled")
+	evs := web2.Journal(t, r.ID)
+	e2etest.CheckOnce(t, evs, "cancelled")
 	for i, e := range append(seen, more...) {
 		if evs[i].ID != e.ID || string(evs[i].Payload) != string(e.Payload) {
 			t.Fatalf("journal event %d differs from what was streamed", i)
@@ -73,81 +75,81 @@ func TestWebRestartRunKeepsGoing(t *testing.T) {
 func TestRunnerKilledRunResumes(t *testing.T) {
 	dataDir, ws := t.TempDir(), t.TempDir()
 	pids := filepath.Join(ws, "pids.txt")
-	killPidFile(t, pids)
+	e2etest.KillPidFile(t, pids)
 	// $$ is the shell, the leader of the command's process group: one line
 	// per execution, and the handle to kill what outlives its runner.
 	command := `echo $$ >> pids.txt; sleep 3; echo done >> out.txt`
-	sp := writeScript(t, script(
-		turn(text("Running it."), call("run_command", fmt.Sprintf(`{"command":%q}`, command))),
-		turn(text("finished")),
+	sp := e2etest.WriteScript(t, e2etest.Script(
+		e2etest.Turn(e2etest.Text("Running it."), e2etest.Call("run_command", fmt.Sprintf(`{"command":%q}`, command))),
+		e2etest.Turn(e2etest.Text("finished")),
 	))
-	web := startWeb(t, dataDir, ws, sp, "--approval-mode", "off")
-	r1 := startRunner(t, dataDir, ws, sp, "--approval-mode", "off")
-	sid := web.newSession(t)
-	st := openStream(t, web.URL+"/api/sessions/"+sid+"/events", nil)
-	r := web.send(t, sid, "go")
-	st.until(t, "tool.started", isType(event.ToolStarted))
+	web := e2etest.StartWeb(t, binary, dataDir, ws, sp, "--approval-mode", "off")
+	r1 := e2etest.StartRunner(t, binary, dataDir, ws, sp, "--approval-mode", "off")
+	sid := web.NewSession(t)
+	st := e2etest.OpenStream(t, web.URL+"/api/sessions/"+sid+"/events", nil)
+	r := web.Send(t, sid, "go")
+	st.Until(t, "tool.started", e2etest.IsType(event.ToolStarted))
 	// Kill only once the command really runs: the executing mark is durable
 	// and the shell has written its pid.
-	st.until(t, "the executing mark", func(e event.Event) bool {
-		return e.Type == event.ToolUpdated && payload[event.ToolUpdatedPayload](t, e).Phase == "executing"
+	st.Until(t, "the executing mark", func(e event.Event) bool {
+		return e.Type == event.ToolUpdated && e2etest.Payload[event.ToolUpdatedPayload](t, e).Phase == "executing"
 	})
-	waitFile(t, pids)
+	e2etest.WaitFile(t, pids)
 	killed := time.Now()
-	r1.stop(t, syscall.SIGKILL)
+	r1.Stop(t, syscall.SIGKILL)
 
-	web.waitRun(t, r.ID, 30*time.Second, "interrupted", func(r runJSON) bool { return r.Status == "interrupted" })
+	web.WaitRun(t, r.ID, 30*time.Second, "interrupted", func(r e2etest.RunJSON) bool { return r.Status == "interrupted" })
 	if d := time.Since(killed); d > 15*time.Second {
 		t.Errorf("the run was interrupted %s after its runner died; lease 2s", d.Round(time.Millisecond))
 	}
-	evs := openStream(t, web.URL+"/api/runs/"+r.ID+"/events", nil).until(t, "worker_stopped", func(e event.Event) bool {
-		return e.Type == event.Diagnostic && payload[event.DiagnosticPayload](t, e).Code == "worker_stopped"
+	evs := e2etest.OpenStream(t, web.URL+"/api/runs/"+r.ID+"/events", nil).Until(t, "worker_stopped", func(e event.Event) bool {
+		return e.Type == event.Diagnostic && e2etest.Payload[event.DiagnosticPayload](t, e).Code == "worker_stopped"
 	})
-	checkJournal(t, evs)
-	if d := payload[event.DiagnosticPayload](t, evs[len(evs)-1]); d.Level != "error" {
+	e2etest.CheckJournal(t, evs)
+	if d := e2etest.Payload[event.DiagnosticPayload](t, evs[len(evs)-1]); d.Level != "error" {
 		t.Errorf("worker_stopped diagnostic = %+v, want level error", d)
 	}
 
 	// Resumed while no runner is alive: it waits in the queue, and a second
 	// resume changes nothing.
-	var view runJSON
-	if c := do(t, "POST", web.URL+"/api/runs/"+r.ID+"/resume", nil, &view); c != http.StatusAccepted {
+	var view e2etest.RunJSON
+	if c := e2etest.Do(t, "POST", web.URL+"/api/runs/"+r.ID+"/resume", nil, &view); c != http.StatusAccepted {
 		t.Fatalf("resume: %d", c)
 	}
 	if view.ID != r.ID || view.Status != "queued" {
 		t.Fatalf("resume answered %+v, want the run, queued", view)
 	}
-	var e errorJSON
-	if c := do(t, "POST", web.URL+"/api/runs/"+r.ID+"/resume", map[string]any{}, &e); c != http.StatusConflict ||
+	var e e2etest.ErrorJSON
+	if c := e2etest.Do(t, "POST", web.URL+"/api/runs/"+r.ID+"/resume", map[string]any{}, &e); c != http.StatusConflict ||
 		e.Error.Code != "not_resumable" || e.Error.Details["status"] != "queued" {
 		t.Fatalf("resume of the queued run: %d %+v, want 409 not_resumable {status: queued}", c, e)
 	}
-	if h, _ := web.health(t); h.Status != "degraded" || h.QueueDepth != 1 {
+	if h, _ := web.Health(t); h.Status != "degraded" || h.QueueDepth != 1 {
 		t.Fatalf("health with the resumed run and no runner = %+v", h)
 	}
-	startRunner(t, dataDir, ws, sp, "--approval-mode", "off")
-	evs = web.journal(t, r.ID)
-	checkOnce(t, evs, "completed")
-	if n := countType(evs, event.ToolStarted); n != 1 {
+	e2etest.StartRunner(t, binary, dataDir, ws, sp, "--approval-mode", "off")
+	evs = web.Journal(t, r.ID)
+	e2etest.CheckOnce(t, evs, "completed")
+	if n := e2etest.CountType(evs, event.ToolStarted); n != 1 {
 		t.Fatalf("%d tool.started: the interrupted call was announced again", n)
 	}
-	dones := ofType[event.ToolDonePayload](t, evs, event.ToolDone)
+	dones := e2etest.OfType[event.ToolDonePayload](t, evs, event.ToolDone)
 	if len(dones) != 1 || dones[0].Status != event.ToolError || !strings.HasPrefix(dones[0].Error, "interrupted:") {
 		t.Fatalf("tool.done = %+v, want one with status error and an error starting interrupted:", dones)
 	}
 	if !strings.Contains(dones[0].Output, "interrupted:") {
 		t.Errorf("the model's result of the interrupted call is %q, want the interrupted text", dones[0].Output)
 	}
-	starts := ofType[startedJSON](t, evs, event.RunStarted)
+	starts := e2etest.OfType[e2etest.StartedJSON](t, evs, event.RunStarted)
 	if len(starts) != 2 || starts[0].Resumed || !starts[1].Resumed || starts[1].RunnerID == r1.ID {
 		t.Fatalf("run.started payloads = %+v, want a first one and a resumed one on the new runner", starts)
 	}
-	msgs := ofType[event.DonePayload](t, evs, event.MessageDone)
+	msgs := e2etest.OfType[event.DonePayload](t, evs, event.MessageDone)
 	if len(msgs) == 0 || msgs[len(msgs)-1].Text != "finished" {
 		t.Fatalf("final messages = %+v, want the second turn's \"finished\"", msgs)
 	}
 	var resumed bool
-	for _, s := range ofType[statusJSON](t, evs, event.RunStatus) {
+	for _, s := range e2etest.OfType[e2etest.StatusJSON](t, evs, event.RunStatus) {
 		resumed = resumed || (s.Status == "queued" && strings.Contains(s.Reason, "resumed"))
 	}
 	if !resumed {
@@ -158,16 +160,16 @@ func TestRunnerKilledRunResumes(t *testing.T) {
 	}
 
 	// Resume is not repeatable, and ids are checked.
-	e = errorJSON{}
-	if c := do(t, "POST", web.URL+"/api/runs/"+r.ID+"/resume", map[string]any{}, &e); c != http.StatusConflict || e.Error.Code != "not_resumable" {
+	e = e2etest.ErrorJSON{}
+	if c := e2etest.Do(t, "POST", web.URL+"/api/runs/"+r.ID+"/resume", map[string]any{}, &e); c != http.StatusConflict || e.Error.Code != "not_resumable" {
 		t.Fatalf("second resume: %d %+v", c, e)
 	}
-	e = errorJSON{}
-	if c := do(t, "POST", web.URL+"/api/runs/"+id.New("run")+"/resume", nil, &e); c != http.StatusNotFound || e.Error.Code != "not_found" {
+	e = e2etest.ErrorJSON{}
+	if c := e2etest.Do(t, "POST", web.URL+"/api/runs/"+id.New("run")+"/resume", nil, &e); c != http.StatusNotFound || e.Error.Code != "not_found" {
 		t.Fatalf("resume of an unknown run: %d %+v", c, e)
 	}
-	e = errorJSON{}
-	c := do(t, "POST", web.URL+"/api/runs/garbage/resume", nil, &e)
+	e = e2etest.ErrorJSON{}
+	c := e2etest.Do(t, "POST", web.URL+"/api/runs/garbage/resume", nil, &e)
 	switch {
 	case c == http.StatusBadRequest:
 	case c == http.StatusNotFound && e.Error.Code == "not_found":
@@ -181,19 +183,19 @@ func TestRunnerKilledRunResumes(t *testing.T) {
 // Two runners share the queue: every run is executed exactly once.
 func TestTwoRunnersEachRunOnce(t *testing.T) {
 	dataDir, ws := t.TempDir(), t.TempDir()
-	sp := writeScript(t, script(turn(delay(100), text("short answer"))))
-	web := startWeb(t, dataDir, ws, sp)
-	ra := startRunner(t, dataDir, ws, sp, "--max-concurrent", "2")
-	rb := startRunner(t, dataDir, ws, sp, "--max-concurrent", "2")
+	sp := e2etest.WriteScript(t, e2etest.Script(e2etest.Turn(e2etest.Delay(100), e2etest.Text("short answer"))))
+	web := e2etest.StartWeb(t, binary, dataDir, ws, sp)
+	ra := e2etest.StartRunner(t, binary, dataDir, ws, sp, "--max-concurrent", "2")
+	rb := e2etest.StartRunner(t, binary, dataDir, ws, sp, "--max-concurrent", "2")
 	var runs []string
 	for i := range 20 {
-		sid := web.newSession(t)
-		runs = append(runs, web.send(t, sid, fmt.Sprintf("message %d", i)).ID)
+		sid := web.NewSession(t)
+		runs = append(runs, web.Send(t, sid, fmt.Sprintf("message %d", i)).ID)
 	}
 	deadline := time.Now().Add(45 * time.Second)
 	for _, rid := range runs {
 		for {
-			r := web.run(t, rid)
+			r := web.Run(t, rid)
 			if r.Terminal {
 				break
 			}
@@ -205,9 +207,9 @@ func TestTwoRunnersEachRunOnce(t *testing.T) {
 	}
 	took := map[string]int{}
 	for _, rid := range runs {
-		evs := web.journal(t, rid)
-		checkOnce(t, evs, "completed")
-		starts := ofType[startedJSON](t, evs, event.RunStarted)
+		evs := web.Journal(t, rid)
+		e2etest.CheckOnce(t, evs, "completed")
+		starts := e2etest.OfType[e2etest.StartedJSON](t, evs, event.RunStarted)
 		if len(starts) != 1 {
 			t.Fatalf("run %s: %d run.started, want 1: %+v", rid, len(starts), starts)
 		}
@@ -227,56 +229,56 @@ func TestTwoRunnersEachRunOnce(t *testing.T) {
 func TestRunnerSIGTERMHandsOver(t *testing.T) {
 	dataDir, ws := t.TempDir(), t.TempDir()
 	first, second := strings.Repeat("tok ", 150), strings.Repeat("tok ", 100)
-	sp := writeScript(t, script(
-		turn(slowText(150, 20), call("run_command", `{"command":"echo step"}`)),
-		turn(slowText(100, 20)),
+	sp := e2etest.WriteScript(t, e2etest.Script(
+		e2etest.Turn(e2etest.SlowText(150, 20), e2etest.Call("run_command", `{"command":"echo step"}`)),
+		e2etest.Turn(e2etest.SlowText(100, 20)),
 	))
-	web := startWeb(t, dataDir, ws, sp, "--approval-mode", "off")
-	ra := startRunner(t, dataDir, ws, sp, "--approval-mode", "off")
-	sid := web.newSession(t)
-	st := openStream(t, web.URL+"/api/sessions/"+sid+"/events", nil)
-	r := web.send(t, sid, "go")
-	seen := st.until(t, "run.started", isType(event.RunStarted))
-	if s := payload[startedJSON](t, seen[len(seen)-1]); s.RunnerID != ra.ID {
+	web := e2etest.StartWeb(t, binary, dataDir, ws, sp, "--approval-mode", "off")
+	ra := e2etest.StartRunner(t, binary, dataDir, ws, sp, "--approval-mode", "off")
+	sid := web.NewSession(t)
+	st := e2etest.OpenStream(t, web.URL+"/api/sessions/"+sid+"/events", nil)
+	r := web.Send(t, sid, "go")
+	seen := st.Until(t, "run.started", e2etest.IsType(event.RunStarted))
+	if s := e2etest.Payload[e2etest.StartedJSON](t, seen[len(seen)-1]); s.RunnerID != ra.ID {
 		t.Fatalf("run.started by %q, want runner A %s", s.RunnerID, ra.ID)
 	}
-	rb := startRunner(t, dataDir, ws, sp, "--approval-mode", "off")
-	if tr := web.run(t, r.ID); tr.Status != "running" {
+	rb := e2etest.StartRunner(t, binary, dataDir, ws, sp, "--approval-mode", "off")
+	if tr := web.Run(t, r.ID); tr.Status != "running" {
 		t.Fatalf("run is %s before runner A was stopped", tr.Status)
 	}
 	stopped := time.Now()
-	ra.stop(t, syscall.SIGTERM)
+	ra.Stop(t, syscall.SIGTERM)
 	if d := time.Since(stopped); d > 5*time.Second+10*time.Second {
 		t.Errorf("runner A took %s to exit, grace 5s", d.Round(time.Millisecond))
 	}
 
-	evs := append(seen, st.until(t, "run.done", isDone(r.ID))...)
-	checkJournal(t, evs)
-	if j := web.journal(t, r.ID); len(j) != len(evs) {
+	evs := append(seen, st.Until(t, "run.done", e2etest.IsDone(r.ID))...)
+	e2etest.CheckJournal(t, evs)
+	if j := web.Journal(t, r.ID); len(j) != len(evs) {
 		t.Fatalf("journal has %d events, the session stream %d", len(j), len(evs))
 	}
-	checkOnce(t, evs, "completed")
-	starts := ofType[startedJSON](t, evs, event.RunStarted)
+	e2etest.CheckOnce(t, evs, "completed")
+	starts := e2etest.OfType[e2etest.StartedJSON](t, evs, event.RunStarted)
 	if len(starts) != 2 || starts[0].RunnerID != ra.ID || starts[1].RunnerID != rb.ID || !starts[1].Resumed {
 		t.Fatalf("run.started payloads = %+v, want A then B resumed (A %s, B %s)", starts, ra.ID, rb.ID)
 	}
 	var handed bool
-	for _, s := range ofType[statusJSON](t, evs, event.RunStatus) {
+	for _, s := range e2etest.OfType[e2etest.StatusJSON](t, evs, event.RunStatus) {
 		handed = handed || (s.Status == "queued" && strings.Contains(s.Reason, "handed over") && strings.Contains(s.Reason, ra.ID))
 	}
 	if !handed {
 		t.Errorf("no run.status queued \"handed over: runner %s ...\"", ra.ID)
 	}
-	msgs := ofType[event.DonePayload](t, evs, event.MessageDone)
+	msgs := e2etest.OfType[event.DonePayload](t, evs, event.MessageDone)
 	if len(msgs) != 2 || msgs[0].Text != first || msgs[1].Text != second || msgs[0].Partial || msgs[1].Partial {
 		t.Fatalf("message.done texts are not the two complete turns: %d messages", len(msgs))
 	}
 	for _, typ := range []event.Type{event.ToolStarted, event.ToolDone} {
-		if n := countType(evs, typ); n != 1 {
+		if n := e2etest.CountType(evs, typ); n != 1 {
 			t.Fatalf("%d %s, want 1", n, typ)
 		}
 	}
-	if td := ofType[event.ToolDonePayload](t, evs, event.ToolDone)[0]; td.Status != event.ToolOK {
+	if td := e2etest.OfType[event.ToolDonePayload](t, evs, event.ToolDone)[0]; td.Status != event.ToolOK {
 		t.Fatalf("tool.done = %+v", td)
 	}
 }
@@ -284,41 +286,41 @@ func TestRunnerSIGTERMHandsOver(t *testing.T) {
 // With retries, a run whose runner died recovers by itself on a new runner.
 func TestAutoRecoveryAfterRunnerDeath(t *testing.T) {
 	dataDir, ws := t.TempDir(), t.TempDir()
-	sp := writeScript(t, script(turn(slowText(200, 20))))
-	web := startWeb(t, dataDir, ws, sp, "--max-retries", "2", "--retry-backoff", "500ms")
-	r1 := startRunner(t, dataDir, ws, sp)
-	sid := web.newSession(t)
-	st := openStream(t, web.URL+"/api/sessions/"+sid+"/events", nil)
-	r := web.send(t, sid, "go")
-	seen := st.until(t, "20 deltas", deltas(20))
-	r1.stop(t, syscall.SIGKILL)
-	seen = append(seen, st.until(t, "recovering", func(e event.Event) bool {
-		return e.Type == event.RunStatus && payload[statusJSON](t, e).Status == "recovering"
+	sp := e2etest.WriteScript(t, e2etest.Script(e2etest.Turn(e2etest.SlowText(200, 20))))
+	web := e2etest.StartWeb(t, binary, dataDir, ws, sp, "--max-retries", "2", "--retry-backoff", "500ms")
+	r1 := e2etest.StartRunner(t, binary, dataDir, ws, sp)
+	sid := web.NewSession(t)
+	st := e2etest.OpenStream(t, web.URL+"/api/sessions/"+sid+"/events", nil)
+	r := web.Send(t, sid, "go")
+	seen := st.Until(t, "20 deltas", e2etest.Deltas(20))
+	r1.Stop(t, syscall.SIGKILL)
+	seen = append(seen, st.Until(t, "recovering", func(e event.Event) bool {
+		return e.Type == event.RunStatus && e2etest.Payload[e2etest.StatusJSON](t, e).Status == "recovering"
 	})...)
-	rec := payload[statusJSON](t, seen[len(seen)-1])
+	rec := e2etest.Payload[e2etest.StatusJSON](t, seen[len(seen)-1])
 	if rec.Retry != 1 || rec.MaxRetries != 2 || rec.RetryAt == "" {
 		t.Fatalf("recovering status = %+v, want retry 1 of 2 with retry_at", rec)
 	}
-	if v := web.run(t, r.ID); v.Terminal || (v.Status != "recovering" && v.Status != "queued") {
+	if v := web.Run(t, r.ID); v.Terminal || (v.Status != "recovering" && v.Status != "queued") {
 		t.Fatalf("run after its runner died: %s", v.Status)
 	}
 
-	r2 := startRunner(t, dataDir, ws, sp)
-	seen = append(seen, st.until(t, "run.done", isDone(r.ID))...)
-	checkOnce(t, seen, "completed")
+	r2 := e2etest.StartRunner(t, binary, dataDir, ws, sp)
+	seen = append(seen, st.Until(t, "run.done", e2etest.IsDone(r.ID))...)
+	e2etest.CheckOnce(t, seen, "completed")
 	var stopped bool
-	for _, d := range ofType[event.DiagnosticPayload](t, seen, event.Diagnostic) {
+	for _, d := range e2etest.OfType[event.DiagnosticPayload](t, seen, event.Diagnostic) {
 		stopped = stopped || d.Code == "worker_stopped"
 	}
 	if !stopped {
 		t.Errorf("no worker_stopped diagnostic")
 	}
-	starts := ofType[startedJSON](t, seen, event.RunStarted)
+	starts := e2etest.OfType[e2etest.StartedJSON](t, seen, event.RunStarted)
 	if len(starts) != 2 || !starts[1].Resumed || starts[1].RunnerID != r2.ID {
 		t.Fatalf("run.started payloads = %+v, want the second resumed on %s", starts, r2.ID)
 	}
 	var v map[string]any
-	do(t, "GET", web.URL+"/api/runs/"+r.ID, nil, &v)
+	e2etest.Do(t, "GET", web.URL+"/api/runs/"+r.ID, nil, &v)
 	if v["retries"] != 1.0 || v["max_retries"] != 2.0 {
 		t.Errorf("run view retries %v max_retries %v, want 1 and 2", v["retries"], v["max_retries"])
 	}
@@ -331,12 +333,12 @@ func TestAutoRecoveryAfterRunnerDeath(t *testing.T) {
 // /api/health tells whether a runner is alive and how much work waits.
 func TestHealthReportsRunners(t *testing.T) {
 	dataDir, ws := t.TempDir(), t.TempDir()
-	sp := writeScript(t, script(turn(slowText(150, 20))))
-	web := startWeb(t, dataDir, ws, sp)
-	sid := web.newSession(t)
-	r := web.send(t, sid, "go")
+	sp := e2etest.WriteScript(t, e2etest.Script(e2etest.Turn(e2etest.SlowText(150, 20))))
+	web := e2etest.StartWeb(t, binary, dataDir, ws, sp)
+	sid := web.NewSession(t)
+	r := web.Send(t, sid, "go")
 
-	h, raw := web.health(t)
+	h, raw := web.Health(t)
 	if h.Status != "degraded" || h.QueueDepth != 1 || h.Reason == "" || h.RunnerMode != "none" || h.Store != "ok" {
 		t.Fatalf("health without a runner = %+v", h)
 	}
@@ -344,11 +346,11 @@ func TestHealthReportsRunners(t *testing.T) {
 		t.Fatalf("runners = %s, want []", raw["runners"])
 	}
 
-	rn := startRunner(t, dataDir, ws, sp)
-	web.waitStatus(t, r.ID, "running")
+	rn := e2etest.StartRunner(t, binary, dataDir, ws, sp)
+	web.WaitStatus(t, r.ID, "running")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		h, _ = web.health(t)
+		h, _ = web.Health(t)
 		if len(h.Runners) == 1 && h.Runners[0].RunsHeld != nil && *h.Runners[0].RunsHeld == 1 {
 			break
 		}
@@ -359,16 +361,16 @@ func TestHealthReportsRunners(t *testing.T) {
 	}
 	host, _ := os.Hostname()
 	got := h.Runners[0]
-	if got.ID != rn.ID || got.PID != rn.c.pid() || got.Host != host || got.Version != rn.Version ||
+	if got.ID != rn.ID || got.PID != rn.Child.PID() || got.Host != host || got.Version != rn.Version ||
 		got.StartedAt == "" || got.HeartbeatAt == "" {
-		t.Fatalf("runner = %+v, want id %s pid %d host %s version %s", got, rn.ID, rn.c.pid(), host, rn.Version)
+		t.Fatalf("runner = %+v, want id %s pid %d host %s version %s", got, rn.ID, rn.Child.PID(), host, rn.Version)
 	}
 	if h.Status != "ok" || h.QueueDepth != 0 {
 		t.Fatalf("health with a runner = %+v", h)
 	}
 
-	rn.stop(t, syscall.SIGTERM)
-	h, raw = web.health(t)
+	rn.Stop(t, syscall.SIGTERM)
+	h, raw = web.Health(t)
 	if string(raw["runners"]) != "[]" {
 		t.Fatalf("after the runner's SIGTERM runners = %s, want []", raw["runners"])
 	}
@@ -377,17 +379,17 @@ func TestHealthReportsRunners(t *testing.T) {
 	if want := map[bool]string{true: "degraded", false: "ok"}[h.QueueDepth > 0]; h.Status != want {
 		t.Errorf("health after the runner left = %+v, want status %s", h, want)
 	}
-	t.Logf("after the runner left: run %s, health %+v", web.run(t, r.ID).Status, h)
+	t.Logf("after the runner left: run %s, health %+v", web.Run(t, r.ID).Status, h)
 }
 
 // SIGTERM to the web process ends its SSE streams cleanly (the response is
 // complete, no error event) and the process exits 0.
 func TestWebSIGTERMClosesStreams(t *testing.T) {
 	dataDir, ws := t.TempDir(), t.TempDir()
-	sp := writeScript(t, script(turn(slowText(400, 20))))
-	web := startWeb(t, dataDir, ws, sp)
-	startRunner(t, dataDir, ws, sp)
-	sid := web.newSession(t)
+	sp := e2etest.WriteScript(t, e2etest.Script(e2etest.Turn(e2etest.SlowText(400, 20))))
+	web := e2etest.StartWeb(t, binary, dataDir, ws, sp)
+	e2etest.StartRunner(t, binary, dataDir, ws, sp)
+	sid := web.NewSession(t)
 	type result struct {
 		body []byte
 		err  error
@@ -429,7 +431,7 @@ func TestWebSIGTERMClosesStreams(t *testing.T) {
 			}
 		}()
 	}
-	r := web.send(t, sid, "go")
+	r := web.Send(t, sid, "go")
 	for range urls {
 		select {
 		case <-firstEvent:
@@ -437,10 +439,10 @@ func TestWebSIGTERMClosesStreams(t *testing.T) {
 			t.Fatal("no event on the streams")
 		}
 	}
-	web.waitStatus(t, r.ID, "running")
+	web.WaitStatus(t, r.ID, "running")
 
 	stopped := time.Now()
-	web.stop(t, syscall.SIGTERM)
+	web.Stop(t, syscall.SIGTERM)
 	if d := time.Since(stopped); d > 10*time.Second {
 		t.Errorf("web took %s to exit on SIGTERM", d.Round(time.Millisecond))
 	}

@@ -1,4 +1,4 @@
-package e2e
+package api
 
 import (
 	"encoding/json"
@@ -6,25 +6,27 @@ import (
 	"testing"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // POST /api/sessions/{id}/compact runs a compaction: the journal gets a
 // context.compacted event, the transcript keeps every message and marks
 // the point, and the session goes on working.
 func TestManualCompaction(t *testing.T) {
-	s := startServer(t, script(turn(text("An answer that is long enough to be worth summarising later on."))))
-	sid := s.newSession(t)
-	st := openStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("An answer that is long enough to be worth summarising later on."))))
+	sid := s.NewSession(t)
+	st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
 	for _, msg := range []string{"first question", "second question", "third question"} {
-		r := s.send(t, sid, msg)
-		st.until(t, "run done", isDone(r.ID))
+		r := s.Send(t, sid, msg)
+		st.Until(t, "run done", e2etest.IsDone(r.ID))
 	}
 
-	var compact runJSON
-	if c := do(t, "POST", s.URL+"/api/sessions/"+sid+"/compact", nil, &compact); c != http.StatusAccepted {
+	var compact e2etest.RunJSON
+	if c := e2etest.Do(t, "POST", s.URL+"/api/sessions/"+sid+"/compact", nil, &compact); c != http.StatusAccepted {
 		t.Fatalf("compact: %d", c)
 	}
-	evs := st.until(t, "compaction done", isDone(compact.ID))
+	evs := st.Until(t, "compaction done", e2etest.IsDone(compact.ID))
 	var got *event.ContextCompactedPayload
 	for _, e := range evs {
 		if e.Type == event.ContextCompacted {
@@ -38,14 +40,14 @@ func TestManualCompaction(t *testing.T) {
 	if got == nil || got.Reason != "manual" || got.Covered == 0 || got.Summary == "" || got.PreservedCount == 0 {
 		t.Fatalf("context.compacted = %+v", got)
 	}
-	if r := s.run(t, compact.ID); r.Status != "completed" {
+	if r := s.Run(t, compact.ID); r.Status != "completed" {
 		t.Fatalf("compact run %s", r.Status)
 	}
 
 	var msgs struct {
 		Items []struct{ Kind string } `json:"items"`
 	}
-	do(t, "GET", s.URL+"/api/sessions/"+sid+"/messages", nil, &msgs)
+	e2etest.Do(t, "GET", s.URL+"/api/sessions/"+sid+"/messages", nil, &msgs)
 	users, marks := 0, 0
 	for _, it := range msgs.Items {
 		switch it.Kind {
@@ -60,9 +62,9 @@ func TestManualCompaction(t *testing.T) {
 	}
 
 	// The session goes on from the summary.
-	r := s.send(t, sid, "fourth question")
-	st.until(t, "run after compaction", isDone(r.ID))
-	if got := s.run(t, r.ID).Status; got != "completed" {
+	r := s.Send(t, sid, "fourth question")
+	st.Until(t, "run after compaction", e2etest.IsDone(r.ID))
+	if got := s.Run(t, r.ID).Status; got != "completed" {
 		t.Fatalf("run after compaction: %s", got)
 	}
 }

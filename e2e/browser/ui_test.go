@@ -1,4 +1,4 @@
-package e2e
+package browser
 
 // Browser acceptance tests of the workbench (issue 4): the full flow, reload
 // and reconnect without loss or duplication, stop, and the event-type
@@ -14,20 +14,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
-	"github.com/caduceus-dev/caduceus/internal/provider/demo"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
-
-// paced is a text step streamed chunk runes at a time, pauseMS apart.
-func paced(s string, chunk, pauseMS int) demo.Step {
-	return demo.Step{Kind: demo.KindText, Text: s, ChunkSize: chunk, ChunkDelayMS: pauseMS}
-}
-
-// scenario is a demo scenario chosen by a substring of the user's message.
-func scenario(match string, turns ...demo.Turn) demo.Scenario {
-	return demo.Scenario{Match: match, Turns: turns}
-}
-
-func scenarios(sc ...demo.Scenario) demo.Script { return demo.Script{Scenarios: sc} }
 
 // numberedWords is "w001 w002 … wNNN" (each word 4 runes plus a space).
 func numberedWords(n int) string {
@@ -80,14 +69,14 @@ func (b *browser) openActivity() {
 func TestUIFullFlow(t *testing.T) {
 	t.Parallel()
 	filler := strings.Repeat("Streaming makes the wait visible. ", 12)
-	s := startServer(t, scenarios(scenario("full flow",
-		turn(reasoning("The person wants the whole flow: a command, then a question."),
-			paced("I will run a command first, then ask you something. "+filler, 6, 20),
-			call("run_command", `{"command":"echo hello-from-the-browser"}`)),
-		turn(text("The command printed hello."),
-			call("clarify", `{"question":"Which option do you prefer?","choices":["Option A","Option B"]}`)),
-		turn(text("You picked **Option B**. All done.")),
-	)), withApprovalMode("manual"))
+	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("full flow",
+		e2etest.Turn(e2etest.Reasoning("The person wants the whole flow: a command, then a question."),
+			e2etest.Paced("I will run a command first, then ask you something. "+filler, 6, 20),
+			e2etest.Call("run_command", `{"command":"echo hello-from-the-browser"}`)),
+		e2etest.Turn(e2etest.Text("The command printed hello."),
+			e2etest.Call("clarify", `{"question":"Which option do you prefer?","choices":["Option A","Option B"]}`)),
+		e2etest.Turn(e2etest.Text("You picked **Option B**. All done.")),
+	)), e2etest.WithApprovalMode("manual"))
 	b := openBrowser(t, s)
 
 	b.navigate("/")
@@ -188,7 +177,7 @@ func TestUIFullFlow(t *testing.T) {
 			Response string `json:"response"`
 		} `json:"requests"`
 	}
-	do(t, "GET", s.URL+"/api/requests?session_id="+sid, nil, &out)
+	e2etest.Do(t, "GET", s.URL+"/api/requests?session_id="+sid, nil, &out)
 	var got []string
 	for _, r := range out.Requests {
 		got = append(got, r.Kind+":"+r.Status+":"+r.Response)
@@ -197,7 +186,7 @@ func TestUIFullFlow(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("requests = %v, want %v", got, want)
 	}
-	if runs := s.runs(t, sid); len(runs) != 1 || runs[0].Status != "completed" {
+	if runs := s.Runs(t, sid); len(runs) != 1 || runs[0].Status != "completed" {
 		t.Errorf("runs = %+v, want one completed", runs)
 	}
 }
@@ -228,9 +217,9 @@ func TestUIReloadMidStream(t *testing.T) {
 	t.Parallel()
 	long := numberedWords(400)
 	// Two words per fragment every 20 ms: about four seconds of streaming.
-	s := startServer(t, scenarios(scenario("stream", turn(paced(long, 10, 20)))))
+	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("stream", e2etest.Turn(e2etest.Paced(long, 10, 20)))))
 	b := openBrowser(t, s)
-	sid := s.newSession(t)
+	sid := s.NewSession(t)
 	b.navigate("/s/" + sid)
 	b.sendMessage("stream the numbers")
 	b.waitJS("streaming to pass w040", qa(itemSel("assistant")+"[data-open=true]")+".some(e => e.textContent.includes('w040'))")
@@ -261,11 +250,11 @@ func TestUIReloadMidStream(t *testing.T) {
 func TestUIReconnectAfterDrop(t *testing.T) {
 	t.Parallel()
 	long := numberedWords(400)
-	s := startServer(t, scenarios(scenario("stream", turn(paced(long, 10, 20)))))
+	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("stream", e2etest.Turn(e2etest.Paced(long, 10, 20)))))
 	p := newDropProxy(t, s.URL)
 	b := openBrowser(t, s)
 	b.base = p.URL
-	sid := s.newSession(t)
+	sid := s.NewSession(t)
 	b.navigate("/s/" + sid)
 	b.waitJS("connection live", q("[data-testid=connection][data-state=live]"))
 	b.sendMessage("stream the numbers")
@@ -289,10 +278,10 @@ func TestUIReconnectAfterDrop(t *testing.T) {
 
 func TestUIStop(t *testing.T) {
 	t.Parallel()
-	sc := scenarios(
-		scenario("wait for me", turn(text("Starting a long job."), delay(30000), text("never shown"))),
-		scenario("stream slowly", turn(slowText(400, 30))),
-		scenario("after stop", turn(text("Back to work."))),
+	sc := e2etest.Scenarios(
+		e2etest.Scenario("wait for me", e2etest.Turn(e2etest.Text("Starting a long job."), e2etest.Delay(30000), e2etest.Text("never shown"))),
+		e2etest.Scenario("stream slowly", e2etest.Turn(e2etest.SlowText(400, 30))),
+		e2etest.Scenario("after stop", e2etest.Turn(e2etest.Text("Back to work."))),
 	)
 	for _, tc := range []struct{ name, message string }{
 		{"button", "wait for me"},   // cancelled while waiting in a delay step
@@ -300,9 +289,9 @@ func TestUIStop(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := startServer(t, sc)
+			s := e2etest.StartServer(t, sc)
 			b := openBrowser(t, s)
-			sid := s.newSession(t)
+			sid := s.NewSession(t)
 			b.navigate("/s/" + sid)
 			b.sendMessage(tc.message)
 			b.waitJS("run-status running", q(runStatusSel+"[data-status=running]"))
@@ -337,7 +326,7 @@ func TestUIStop(t *testing.T) {
 				t.Errorf("run-end marker has no text")
 			}
 			var statuses []string
-			for _, r := range s.runs(t, sid) {
+			for _, r := range s.Runs(t, sid) {
 				statuses = append(statuses, r.Status)
 			}
 			if !slices.Equal(statuses, []string{"cancelled", "completed"}) {
@@ -349,7 +338,7 @@ func TestUIStop(t *testing.T) {
 
 func TestUIContractEventTypes(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, script(turn(text("hi"))))
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hi"))))
 	b := openBrowser(t, s)
 	b.navigate("/")
 	b.waitJS("window.caduceus.handledEventTypes", "typeof window.caduceus?.handledEventTypes === 'function'")
