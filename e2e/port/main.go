@@ -70,9 +70,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: go run ./e2e/port [-to api|processes|browser] [-keep] e2e/x_test.go ...")
 		os.Exit(2)
 	}
+	methods, err := harnessMethods(flag.Args())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	failed := false
 	for _, src := range flag.Args() {
-		if err := port(src, *to, *keep); err != nil {
+		if err := port(src, *to, *keep, methods); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", src, err)
 			failed = true
 		}
@@ -82,7 +87,7 @@ func main() {
 	}
 }
 
-func port(src, to string, keep bool) error {
+func port(src, to string, keep bool, methods map[string]bool) error {
 	raw, err := os.ReadFile(src)
 	if err != nil {
 		return err
@@ -104,7 +109,8 @@ func port(src, to string, keep bool) error {
 	if err != nil {
 		return err
 	}
-	used := rewrite(fset, f, declared, func(msg string) { fmt.Fprintf(os.Stderr, "%s: %s\n", src, msg) })
+	skip := unmethod(f, methods, declared)
+	used := rewrite(f, declared, skip)
 	f.Name.Name = to
 
 	var buf bytes.Buffer
@@ -188,24 +194,12 @@ func packageNames(dir string) (map[string]bool, error) {
 // rewrite renames references to the old harness in place and reports
 // whether the file now uses e2etest. The printer prints an identifier's
 // name verbatim, so a free name becomes a qualified one by renaming it.
-func rewrite(fset *token.FileSet, f *ast.File, declared map[string]bool, warn func(string)) bool {
+// Identifiers in skip are left alone.
+func rewrite(f *ast.File, declared map[string]bool, skip map[*ast.Ident]bool) bool {
 	used := false
-	skip := map[*ast.Ident]bool{}
 	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok {
-			continue
-		}
-		skip[fd.Name] = true
-		if fd.Recv != nil && len(fd.Recv.List) == 1 {
-			t := fd.Recv.List[0].Type
-			if st, ok := t.(*ast.StarExpr); ok {
-				t = st.X
-			}
-			if id, ok := t.(*ast.Ident); ok && harnessTypes[id.Name] && !declared[id.Name] {
-				warn(fmt.Sprintf("line %d: method %s on %s must become a function taking the %s (methods cannot be declared on e2etest's types)",
-					fset.Position(fd.Pos()).Line, fd.Name.Name, id.Name, free[id.Name]))
-			}
+		if fd, ok := d.(*ast.FuncDecl); ok {
+			skip[fd.Name] = true
 		}
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -244,6 +238,73 @@ func rewrite(fset *token.FileSet, f *ast.File, declared map[string]bool, warn fu
 		return true
 	})
 	return used
+}
+
+// receiverType is the harness type a method is declared on, or "".
+func receiverType(fd *ast.FuncDecl, declared map[string]bool) string {
+	if fd.Recv == nil || len(fd.Recv.List) != 1 {
+		return ""
+	}
+	t := fd.Recv.List[0].Type
+	if st, ok := t.(*ast.StarExpr); ok {
+		t = st.X
+	}
+	if id, ok := t.(*ast.Ident); ok && harnessTypes[id.Name] && !declared[id.Name] {
+		return id.Name
+	}
+	return ""
+}
+
+// harnessMethods lists the methods the files declare on harness types.
+func harnessMethods(files []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, p := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && receiverType(fd, nil) != "" {
+				out[fd.Name.Name] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// unmethod turns the file's methods on harness types, which cannot be
+// declared on e2etest's types, into functions taking the receiver first,
+// and calls x.m(args) of them into m(x, args). It returns the identifiers
+// it made, which the renaming must leave alone.
+func unmethod(f *ast.File, methods, declared map[string]bool) map[*ast.Ident]bool {
+	made := map[*ast.Ident]bool{}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || receiverType(fd, declared) == "" {
+			continue
+		}
+		fd.Type.Params.List = append([]*ast.Field{fd.Recv.List[0]}, fd.Type.Params.List...)
+		fd.Recv = nil
+		fmt.Fprintf(os.Stderr, "note: method %s is now a function taking its receiver first\n", fd.Name.Name)
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := c.Fun.(*ast.SelectorExpr)
+		if !ok || !methods[sel.Sel.Name] {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && isPackage(f, x.Name) {
+			return true
+		}
+		id := ast.NewIdent(sel.Sel.Name)
+		made[id] = true
+		c.Fun, c.Args = id, append([]ast.Expr{sel.X}, c.Args...)
+		return true
+	})
+	return made
 }
 
 // isPackage reports whether name is an import of f.
