@@ -3,30 +3,21 @@
 package browser
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
-// binary is `caduceus` built with -race, for the tests that run runner
-// processes beside an in-process web tier.
-var binary string
+// builds holds `caduceus` built with -race on first use: only the tests
+// that run runner processes beside the page need it, so the others do not
+// wait for a build.
+var builds e2etest.Builds
+
+func binary(tb testing.TB) string { return builds.Get(tb, true) }
 
 func TestMain(m *testing.M) {
-	os.Exit(testMain(m))
-}
-
-func testMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "caduceus-e2e")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	if binary, err = e2etest.BuildBinary(dir, true); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	code := m.Run()
+	builds.Close()
+	os.Exit(code)
 }

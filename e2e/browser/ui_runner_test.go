@@ -51,7 +51,7 @@ func startSplit(t *testing.T, s demo.Script, maxRetries int, backoff time.Durati
 // extra flags come last.
 func (d *splitDeploy) runner(t *testing.T, extra ...string) *e2etest.RunnerProc {
 	t.Helper()
-	return e2etest.StartRunner(t, binary, d.dataDir, d.ws, d.sp, extra...)
+	return e2etest.StartRunner(t, binary(t), d.dataDir, d.ws, d.sp, extra...)
 }
 
 const (

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +29,50 @@ func BuildBinary(dir string, race bool) (string, error) {
 		return "", fmt.Errorf("build caduceus: %w\n%s", err, out)
 	}
 	return bin, nil
+}
+
+// Builds builds cmd/caduceus on first use, once per flavour (with or
+// without -race), into a temporary directory that Close removes. Tests
+// running in parallel wait for the one build.
+type Builds struct {
+	mu    sync.Mutex
+	dir   string
+	paths map[bool]string
+}
+
+// Get returns the binary, building it first if needed.
+func (b *Builds) Get(tb testing.TB, race bool) string {
+	tb.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.paths[race]; ok {
+		return p
+	}
+	if b.dir == "" {
+		dir, err := os.MkdirTemp("", "caduceus-e2e")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b.dir = dir
+	}
+	p, err := BuildBinary(b.dir, race)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if b.paths == nil {
+		b.paths = map[bool]string{}
+	}
+	b.paths[race] = p
+	return p
+}
+
+// Close removes what was built.
+func (b *Builds) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
 }
 
 // Child is one Caduceus process started by a test.

@@ -48,7 +48,8 @@ var free = map[string]string{
 }
 
 // withBinary are the old helpers that used the package's binary; the new
-// ones take it as their second argument.
+// ones take it as their second argument: binary in e2e/processes (built by
+// TestMain), binary(t) in e2e/browser (built on first use).
 var withBinary = map[string]bool{"startWeb": true, "startRunner": true}
 
 // selectors maps methods and fields of the harness types.
@@ -110,7 +111,7 @@ func port(src, to string, keep bool, methods map[string]bool) error {
 		return err
 	}
 	skip := unmethod(f, methods, declared)
-	used := rewrite(f, declared, skip)
+	used := rewrite(f, declared, skip, to == "browser")
 	f.Name.Name = to
 
 	var buf bytes.Buffer
@@ -195,7 +196,7 @@ func packageNames(dir string) (map[string]bool, error) {
 // whether the file now uses e2etest. The printer prints an identifier's
 // name verbatim, so a free name becomes a qualified one by renaming it.
 // Identifiers in skip are left alone.
-func rewrite(f *ast.File, declared map[string]bool, skip map[*ast.Ident]bool) bool {
+func rewrite(f *ast.File, declared map[string]bool, skip map[*ast.Ident]bool, lazyBinary bool) bool {
 	used := false
 	for _, d := range f.Decls {
 		if fd, ok := d.(*ast.FuncDecl); ok {
@@ -224,7 +225,11 @@ func rewrite(f *ast.File, declared map[string]bool, skip map[*ast.Ident]bool) bo
 			skip[n.Label] = true
 		case *ast.CallExpr:
 			if id, ok := n.Fun.(*ast.Ident); ok && withBinary[id.Name] && id.Obj == nil && !declared[id.Name] && len(n.Args) > 0 {
-				n.Args = append([]ast.Expr{n.Args[0], ast.NewIdent("binary")}, n.Args[1:]...)
+				var bin ast.Expr = ast.NewIdent("binary")
+				if lazyBinary {
+					bin = &ast.CallExpr{Fun: ast.NewIdent("binary"), Args: []ast.Expr{n.Args[0]}}
+				}
+				n.Args = append([]ast.Expr{n.Args[0], bin}, n.Args[1:]...)
 			}
 		case *ast.Ident:
 			if skip[n] || n.Obj != nil || declared[n.Name] {
