@@ -5,9 +5,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/caduceus-dev/caduceus/internal/event"
-
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+	"github.com/caduceus-dev/caduceus/internal/event"
 )
 
 // POST /api/sessions/{id}/compact runs a compaction: the journal gets a

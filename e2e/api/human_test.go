@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caduceus-dev/caduceus/internal/event"
-
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+	"github.com/caduceus-dev/caduceus/internal/event"
 )
 
 // Two concurrent responses to one approval: one resolution; the other

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caduceus-dev/caduceus/internal/event"
-
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+	"github.com/caduceus-dev/caduceus/internal/event"
 )
 
 // Bad input gets a clear error with a stable code and changes nothing.

@@ -14,11 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider/anthropic/anthropictest"
 	"github.com/caduceus-dev/caduceus/internal/provider/openai/openaitest"
-
-	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // The tests in this file run real agent turns through the real provider

@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
-
-	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // A provider that keeps failing transiently: the run is retried by itself

@@ -1,3 +1,5 @@
+// Package api holds the acceptance tests over real HTTP against a server
+// in the test process (e2etest.StartServer) on a real SQLite file.
 package api
 
 import (
@@ -7,10 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
-
-	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 type demoTurn = demo.Turn

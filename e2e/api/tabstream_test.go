@@ -6,10 +6,9 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 	"github.com/caduceus-dev/caduceus/internal/api"
 	"github.com/caduceus-dev/caduceus/internal/event"
-
-	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // TestTabStream checks GET /api/events, the one stream a browser tab

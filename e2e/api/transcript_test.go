@@ -5,10 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/transcript"
-
-	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // TestMessagesMatchFullFold: GET /messages skips the streamed fragments of

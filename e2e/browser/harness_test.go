@@ -1,7 +1,7 @@
 package browser
 
 // The browser harness: a headless Chromium per test, driven through chromedp
-// against an in-process server (startServer), waiting only on the DOM
+// against an in-process server (e2etest.StartServer), waiting only on the DOM
 // contract (data-testid attributes, docs in the UI helpers' brief) with a
 // deadline on every wait. On failure it saves a screenshot, the page's
 // console and its HTML under <screenshots>/failures/.

@@ -15,11 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
-
-	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // runnerWait bounds waits that include a runner's lease running out and a

@@ -9,9 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/caduceus-dev/caduceus/internal/provider/demo"
-
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 )
 
 const cardsMarkdown = "## Port change\n\nThe server listens on **8080**, which clashes with the proxy. Plan:\n\n" +

@@ -13,9 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/caduceus-dev/caduceus/internal/event"
-
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+	"github.com/caduceus-dev/caduceus/internal/event"
 )
 
 // numberedWords is "w001 w002 … wNNN" (each word 4 runes plus a space).

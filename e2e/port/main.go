@@ -329,13 +329,19 @@ func isPackage(f *ast.File, name string) bool {
 
 var packageLine = regexp.MustCompile(`(?m)^package \w+\n`)
 
-// addImport adds e2etest as the last import.
+// addImport adds e2etest to the imports: into the group of this module's
+// packages when there is one, else as a group of its own at the end.
 func addImport(src []byte) []byte {
 	s := string(src)
 	line := "\t\"" + importPath + "\"\n"
 	if i := strings.Index(s, "\nimport (\n"); i >= 0 {
 		if j := strings.Index(s[i:], "\n)\n"); j >= 0 {
 			at := i + j + 1
+			block := s[i:at]
+			last := block[strings.LastIndex(block, "\n\n")+1:]
+			if strings.Contains(last, "\"github.com/caduceus-dev/caduceus/") {
+				return []byte(s[:at] + line + s[at:])
+			}
 			return []byte(s[:at] + "\n" + line + s[at:])
 		}
 	}

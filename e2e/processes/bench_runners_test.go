@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
-
-	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // benchSetups are the two deployments compared: one `serve` process that

@@ -8,10 +8,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
-
-	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // startProc runs `caduceus serve` with its own runner on dataDir, asking

@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
-
-	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
 
 // The web process dies (SIGKILL) while a separate runner streams a run: the
