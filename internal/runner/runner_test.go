@@ -3,6 +3,7 @@ package runner_test
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,7 +201,9 @@ func wantTool(status string, asked ...event.Type) func(*testing.T, []event.Event
 // ends it once.
 func TestShutdownHandsOver(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, script(turn(demo.Step{Kind: demo.KindText, Text: "tok tok tok tok tok tok tok tok tok tok", ChunkSize: 4, ChunkDelayMS: 30})), control.RetryPolicy{})
+	// Slow enough (2 s) that the run is still streaming when A stops, on
+	// a loaded machine too.
+	e := newEnv(t, script(turn(demo.Step{Kind: demo.KindText, Text: strings.Repeat("tok ", 20), ChunkSize: 4, ChunkDelayMS: 100})), control.RetryPolicy{})
 	r := e.send("go")
 	a := e.start(runner.Config{})
 	e.wait(r.ID, "running", isStatus(run.Running))
@@ -232,7 +235,7 @@ func TestShutdownHandsOver(t *testing.T) {
 // waits queued while the first runs.
 func TestMaxConcurrent(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, script(turn(demo.Step{Kind: demo.KindDelay, DelayMS: 300}, text("done"))), control.RetryPolicy{})
+	e := newEnv(t, script(turn(demo.Step{Kind: demo.KindDelay, DelayMS: 1000}, text("done"))), control.RetryPolicy{})
 	first, second := e.send("one"), e.send("two")
 	e.start(runner.Config{MaxConcurrent: 1})
 	e.wait(first.ID, "running", isStatus(run.Running))
