@@ -15,6 +15,10 @@ run:
 # its whole output). At the end, the $(SLOWEST) slowest tests. The browser
 # tests drive Debian's chromium; they skip without it unless CI=true, so
 # `make test` installs it first.
+#
+# e2e/api and e2e/browser, which use the most CPU and wait generously, run
+# niced: the unit tests and the process tests, whose runners must renew a
+# 2 s lease in time, get the CPU first.
 GOTEST   = go test -race -count=1 -json
 SLOW    ?= 10s
 SLOWEST ?= 10
@@ -37,13 +41,13 @@ test-unit:
 	@$(GOTEST) $$(go list ./... | grep -v -e /e2e/api -e /e2e/processes -e /e2e/browser) | $(PROGRESS)
 
 test-e2e-api:
-	@$(GOTEST) ./e2e/api/ | $(PROGRESS)
+	@nice -n 10 $(GOTEST) ./e2e/api/ | $(PROGRESS)
 
 test-e2e-processes:
 	@$(GOTEST) ./e2e/processes/ | $(PROGRESS)
 
 test-e2e-browser:
-	@$(GOTEST) ./e2e/browser/ | $(PROGRESS)
+	@nice -n 10 $(GOTEST) ./e2e/browser/ | $(PROGRESS)
 
 # Debian's chromium for the browser tests, installed when missing (also
 # under CI=true without a terminal). The version is read from the binary

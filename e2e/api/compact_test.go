@@ -13,6 +13,7 @@ import (
 // context.compacted event, the transcript keeps every message and marks
 // the point, and the session goes on working.
 func TestManualCompaction(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("An answer that is long enough to be worth summarising later on."))))
 	sid := s.NewSession(t)
 	st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)

@@ -14,6 +14,7 @@ import (
 // Two concurrent responses to one approval: one resolution; the other
 // caller gets not_pending.
 func TestConcurrentResponsesOneWins(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Call("run_command", `{"command":"echo hi"}`)), e2etest.Turn(e2etest.Text("ok"))))
 	sid := s.NewSession(t)
 	st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
@@ -63,6 +64,7 @@ func TestConcurrentResponsesOneWins(t *testing.T) {
 }
 
 func TestClarifyAnswered(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(
 		e2etest.Turn(e2etest.Call("clarify", `{"question":"Which colour?","choices":["red","blue"]}`)),
 		e2etest.Turn(e2etest.Text("Blue it is.")),
@@ -98,6 +100,7 @@ func TestClarifyAnswered(t *testing.T) {
 
 // An approval nobody answers expires; the tool is denied and the run goes on.
 func TestApprovalExpires(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Call("run_command", `{"command":"echo hi"}`)), e2etest.Turn(e2etest.Text("Understood."))),
 		e2etest.WithApprovalTTL(300*time.Millisecond))
 	sid := s.NewSession(t)
@@ -133,6 +136,7 @@ func TestApprovalExpires(t *testing.T) {
 // "session" remembers the approval for the session; "always" for every
 // session; rules can be listed and removed.
 func TestApprovalRules(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Call("run_command", `{"command":"echo ruled"}`)), e2etest.Turn(e2etest.Text("done"))))
 	sid := s.NewSession(t)
 	st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
@@ -171,6 +175,7 @@ func TestApprovalRules(t *testing.T) {
 // if_busy: enqueue runs after the current run, reject answers 409,
 // interrupt cancels the current run (keeping its progress) and runs next.
 func TestIfBusy(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("start "), e2etest.SlowText(100, 20))))
 	sid := s.NewSession(t)
 	st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)

@@ -14,6 +14,7 @@ import (
 
 // Bad input gets a clear error with a stable code and changes nothing.
 func TestBadInputChangesNothing(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hi"))))
 	sid := s.NewSession(t)
 	missingSession := "ses_01m7xyac7z7270rfddajtdkqvh"
@@ -110,6 +111,7 @@ func snapshot(t *testing.T, s *e2etest.Server) string {
 // Sessions: create, rename, list newest first with cursor pagination and
 // title search, delete (refused while busy).
 func TestSessionsLifecycle(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.SlowText(50, 20))))
 	var ids []string
 	// Activity is ordered by millisecond timestamps, and ids made in the
@@ -169,6 +171,7 @@ func TestSessionsLifecycle(t *testing.T) {
 
 // The Host check and the Origin check work on the real server.
 func TestLocalSafety(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hi"))))
 	cases := []struct {
 		name, method, host, origin string
@@ -214,6 +217,7 @@ func TestLocalSafety(t *testing.T) {
 // With a token configured every route but health needs it, and the token
 // appears in no response, log line or journal row.
 func TestTokenRequiredAndNeverLeaked(t *testing.T) {
+	t.Parallel()
 	const tok = "tok-7f3a9c1e-distinctive-secret"
 	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hello"))), e2etest.WithToken(tok))
 	get := func(path, bearer string) (int, string) {

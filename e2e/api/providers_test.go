@@ -284,6 +284,7 @@ func summarise(t *testing.T, evs []event.Event, runID string) runOf {
 // read-only tools, Caduceus runs them, sends the results back paired with
 // their calls, and the model answers.
 func TestProviderToolTurn(t *testing.T) {
+	t.Parallel()
 	for _, fk := range fakes {
 		cases := []struct {
 			name string
@@ -442,6 +443,7 @@ func TestProviderToolTurn(t *testing.T) {
 // Provider failures end the run with a classified error that names the
 // provider and keeps the server's words; a rate limit is retried.
 func TestProviderErrors(t *testing.T) {
+	t.Parallel()
 	const serverMsg = "messages.0.content: the e2e server rejects this request"
 	cases := []struct {
 		name   string
@@ -606,6 +608,7 @@ func TestProviderErrors(t *testing.T) {
 // run once as cancelled, and leaves a history the real API accepts: the
 // next message in the session completes.
 func TestProviderCancelMidStream(t *testing.T) {
+	t.Parallel()
 	for _, fk := range fakes {
 		for _, when := range []string{"mid-answer", "before the first token"} {
 			t.Run(fk.name+"/"+when, func(t *testing.T) {
@@ -674,6 +677,7 @@ func TestProviderCancelMidStream(t *testing.T) {
 // configured providers without their keys; with none, the demo model
 // answers and /api/meta says so.
 func TestModelSelection(t *testing.T) {
+	t.Parallel()
 	oa := newOpenAIFake(t, openaiTestKey, openaiTestKey)
 	an := newAnthropicFake(t, anthropicTestKey, anthropicTestKey)
 	s := startWith(t, oa, an)

@@ -14,6 +14,7 @@ import (
 // once (recovering, with its retry number and time), then stops as
 // interrupted rather than failed, and a person can resume it.
 func TestTransientProviderErrorRecovers(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(demo.Step{Kind: demo.KindError, Code: "rate_limited", Message: "slow down", Retryable: true})),
 		e2etest.WithRetries(1, 100*time.Millisecond))
 	sid := s.NewSession(t)
@@ -67,6 +68,7 @@ func TestTransientProviderErrorRecovers(t *testing.T) {
 
 // Resume answers bad requests with stable codes and changes nothing.
 func TestResumeErrors(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("done"))))
 	sid := s.NewSession(t)
 	r := s.Send(t, sid, "go")

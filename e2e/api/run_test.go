@@ -20,6 +20,7 @@ type demoTurn = demo.Turn
 // final answer streams every event in order on the session stream, and
 // approving through the API completes it.
 func TestRunWithApprovalCompletes(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(
 		e2etest.Turn(e2etest.Reasoning("I should look around."), e2etest.Text("Let me check."), e2etest.Call("run_command", `{"command":"echo hello"}`)),
 		e2etest.Turn(e2etest.Text("The command printed hello.")),
@@ -92,6 +93,7 @@ func TestRunWithApprovalCompletes(t *testing.T) {
 // Disconnecting mid-run and reconnecting with Last-Event-ID or ?after=
 // loses nothing and, after dropping seen ids, duplicates nothing.
 func TestReconnectNoGapNoDuplicate(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"last-event-id", "after"} {
 		t.Run(mode, func(t *testing.T) {
 			s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.SlowText(150, 5))))
@@ -155,6 +157,7 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 
 // A cursor ahead of the journal yields an explicit resync, then a replay.
 func TestCursorAheadResyncs(t *testing.T) {
+	t.Parallel()
 	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hi"))))
 	sid := s.NewSession(t)
 	r := s.Send(t, sid, "hello")
@@ -179,6 +182,7 @@ func TestCursorAheadResyncs(t *testing.T) {
 // person: exactly one terminal cancelled event each; a second cancel
 // changes nothing.
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		turns []demoTurn

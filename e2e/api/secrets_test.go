@@ -53,6 +53,7 @@ func secretLeaks(hay string, secrets []string) []string {
 // a database row or any file in the data dir — not even when a server
 // echoes a masked key in its 401.
 func TestProviderKeysNeverLeak(t *testing.T) {
+	t.Parallel()
 	const (
 		gatewayKey = "sk-file-GATEWAY-7c6b5a4f3e2d"
 		proxyKey   = "sk-ant-file-PROXY-5e4d3c2b1a09"

@@ -15,6 +15,7 @@ import (
 // holds: every event of the session on screen, only the lifecycle of the
 // others, resumable from a cursor like the other streams.
 func TestTabStream(t *testing.T) {
+	t.Parallel()
 	srv := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hello there"))))
 	var list struct {
 		LastEventID int64 `json:"last_event_id"`

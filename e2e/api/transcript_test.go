@@ -14,6 +14,7 @@ import (
 // finished runs; what it serves must equal the fold of the whole journal,
 // and a run still streaming must show its text so far.
 func TestMessagesMatchFullFold(t *testing.T) {
+	t.Parallel()
 	srv := e2etest.StartServer(t, e2etest.Scenarios(
 		e2etest.Scenario("done", e2etest.Turn(e2etest.Reasoning("let me think about it"), e2etest.Text("first part, "), e2etest.Call("list_dir", `{"path":"."}`)),
 			e2etest.Turn(e2etest.Text("and the end of the answer"))),
