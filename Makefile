@@ -2,22 +2,62 @@
 # none of this: the UI bundle is committed. Node is needed only to change
 # the UI.
 
-.PHONY: run test browser ui ui-check
+.PHONY: run test test-unit test-e2e-api test-e2e-processes test-e2e-browser browser ui ui-check
 
 run:
 	go run ./cmd/caduceus serve
 
-# The whole suite. The browser tests drive Debian's chromium; they skip
-# without it unless CI=true, so `make test` installs it first.
-test: browser
-	go test -race -count=1 ./...
+# The whole suite (go test -race -count=1 of every package), reported as it
+# goes: the unit tests and the three acceptance packages (e2e/README.md)
+# run as four go test processes side by side, each printing a line per
+# package as it ends and a line per top-level test slower than
+# $(SLOW) (e2e/progress condenses go test -json; a failing test prints
+# its whole output). At the end, the $(SLOWEST) slowest tests. The browser
+# tests drive Debian's chromium; they skip without it unless CI=true, so
+# `make test` installs it first.
+#
+# Everything but e2e/processes runs niced: the runner processes those tests
+# start must renew a 2 s lease in time, so they get the CPU first (on a
+# loaded machine a starved runner lost its lease in TestRunnerSIGTERMHandsOver).
+GOTEST   = go test -race -count=1 -json
+SLOW    ?= 10s
+SLOWEST ?= 10
+TIMES    = bin/test-times.txt
+PROGRESS = bin/progress -slow $(SLOW) -record $(TIMES)
 
+test: browser
+	@mkdir -p bin && go build -o bin/progress ./e2e/progress && rm -f $(TIMES)
+	@# The packages the tests share are compiled once, here, rather than
+	@# by the four go test processes at once (./internal/... links nothing).
+	@go build -race ./internal/...
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory -k -j4 test-unit test-e2e-api test-e2e-processes test-e2e-browser; status=$$?; \
+	echo "== slowest tests"; sort -rn $(TIMES) | head -n $(SLOWEST) | awk -F'\t' '{ printf "%8.1fs  %s %s\n", $$1, $$2, $$3 }'; \
+	echo "== make test: $$(( $$(date +%s) - start ))s"; exit $$status
+
+# Everything but the acceptance packages (go list is the source of truth,
+# so a new package is never left out).
+test-unit:
+	@nice -n 10 $(GOTEST) $$(go list ./... | grep -v -e /e2e/api -e /e2e/processes -e /e2e/browser) | $(PROGRESS)
+
+test-e2e-api:
+	@nice -n 10 $(GOTEST) ./e2e/api/ | $(PROGRESS)
+
+test-e2e-processes:
+	@$(GOTEST) ./e2e/processes/ | $(PROGRESS)
+
+test-e2e-browser:
+	@nice -n 10 $(GOTEST) ./e2e/browser/ | $(PROGRESS)
+
+# Debian's chromium for the browser tests, installed when missing (also
+# under CI=true without a terminal). The version is read from the binary
+# itself: the /usr/bin/chromium wrapper script prints shell errors.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
+	@[ -x /usr/lib/chromium/chromium ] || command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing Debian's chromium for the browser tests"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
-	@chromium --version
+	@if [ -x /usr/lib/chromium/chromium ]; then /usr/lib/chromium/chromium --version; else chromium --version 2>/dev/null; fi
 
 # Rebuild the browser workbench into internal/web/dist (commit the result).
 ui: ui/node_modules

@@ -1,0 +1,75 @@
+package runner_test
+
+import (
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/runner"
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+// The watchdog acts on the runs of runners that are gone (silent past four
+// leases, or a process of this host that no longer exists) or whose lease
+// ran out: a running run is interrupted, one being cancelled is finished,
+// one waiting for a person is released as it is (its request stays
+// answerable). Live runners' runs are left alone.
+func TestWatchdogSweep(t *testing.T) {
+	t.Parallel()
+	host, _ := os.Hostname()
+	const lease = time.Second
+	tests := []struct {
+		name   string
+		runner store.RunnerInfo // the registered runner holding the run
+		status run.Status
+		expiry time.Duration // lease left on the run (negative: expired)
+		want   run.Status
+		held   bool // the run is still held by its runner
+		forgot bool // the runner is no longer registered
+	}{
+		{"live runner", store.RunnerInfo{ID: "rnr_live", Host: host, PID: os.Getppid()}, run.Running, time.Minute, run.Running, true, false},
+		{"silent runner", store.RunnerInfo{ID: "rnr_silent", Host: "elsewhere", PID: 1, HeartbeatAt: time.Now().Add(-10 * lease)}, run.Running, time.Minute, run.Interrupted, false, true},
+		{"dead process on this host", store.RunnerInfo{ID: "rnr_dead", Host: host, PID: 1 << 22}, run.Running, time.Minute, run.Interrupted, false, true},
+		{"lease expired", store.RunnerInfo{ID: "rnr_late", Host: "elsewhere", PID: 1}, run.Running, -time.Second, run.Interrupted, false, false},
+		{"waiting for a person, dead runner", store.RunnerInfo{ID: "rnr_gone", Host: host, PID: 1 << 22}, run.AwaitingApproval, time.Minute, run.AwaitingApproval, false, true},
+		{"cancelling, dead runner", store.RunnerInfo{ID: "rnr_gone", Host: host, PID: 1 << 22}, run.Cancelling, time.Minute, run.Cancelled, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, script(turn(text("hi"))), control.RetryPolicy{})
+			r := e.send("go")
+			ri := tc.runner
+			if ri.HeartbeatAt.IsZero() {
+				ri.HeartbeatAt = time.Now()
+			}
+			ri.StartedAt = ri.HeartbeatAt
+			err := e.w.Do(e.ctx, func(tx store.Tx) error {
+				if err := tx.UpsertRunner(e.ctx, ri); err != nil {
+					return err
+				}
+				ru, err := tx.GetRun(e.ctx, r.ID)
+				if err != nil {
+					return err
+				}
+				ru.Status, ru.RunnerID, ru.LeaseExpiresAt, ru.StartedAt, ru.Attempt = tc.status, ri.ID, time.Now().Add(tc.expiry), time.Now(), 1
+				return tx.UpdateRun(e.ctx, ru)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runner.NewWatchdog(e.st, e.w, "", lease, slog.New(slog.DiscardHandler)).Sweep(e.ctx)
+			got := e.run(r.ID)
+			if got.Status != tc.want || (got.RunnerID == ri.ID) != tc.held {
+				t.Fatalf("after a sweep the run is %s held by %q, want %s (held: %v)", got.Status, got.RunnerID, tc.want, tc.held)
+			}
+			rs, _ := e.st.ListRunners(e.ctx)
+			if forgot := len(rs) == 0; forgot != tc.forgot {
+				t.Fatalf("runners after the sweep: %+v, want forgotten: %v", rs, tc.forgot)
+			}
+		})
+	}
+}
