@@ -39,9 +39,8 @@ type queue struct {
 	liveRunners int
 	// pendingRuns have an unanswered, unexpired request.
 	pendingRuns map[string]bool
-	// line is the claimable runs in claim order.
-	line []store.Run
-	pos  map[string]int
+	// pos is each claimable run's place in the claim order (1 = next).
+	pos map[string]int
 	// blocker is the run a blocked queued run waits behind.
 	blocker map[string]string
 	// answered are parked runs whose answer is in (claimable).
@@ -82,19 +81,21 @@ func (a *API) readQueue(ctx context.Context) (queue, error) {
 			busy[r.SessionID] = r.ID
 		}
 	}
-	var parked, rest []store.Run
+	// Ids only: the runs are large and the queue may be long.
+	var parked []parkedRun
+	var rest []string
 	firstQueued := map[string]string{} // session → its first queued run
 	for _, r := range runs {
 		switch r.Status {
 		case run.AwaitingApproval, run.AwaitingClarify:
 			if r.RunnerID == "" && !q.pendingRuns[r.ID] {
-				parked = append(parked, r)
+				parked = append(parked, parkedRun{r.ID, r.CreatedAt})
 				q.answered++
 			}
 		case run.Recovering:
 			q.recovering++
 			if !r.RetryAt.After(now) {
-				rest = append(rest, r)
+				rest = append(rest, r.ID)
 			}
 		case run.Queued:
 			q.queued++
@@ -107,19 +108,24 @@ func (a *API) readQueue(ctx context.Context) (queue, error) {
 				continue
 			}
 			firstQueued[r.SessionID] = r.ID
-			rest = append(rest, r)
+			rest = append(rest, r.ID)
 		}
 	}
-	sortByAge(parked)
-	q.line = append(parked, rest...)
-	for i, r := range q.line {
-		q.pos[r.ID] = i + 1
+	slices.SortStableFunc(parked, func(a, b parkedRun) int { return a.created.Compare(b.created) })
+	for i, p := range parked {
+		q.pos[p.id] = i + 1
+	}
+	for i, id := range rest {
+		q.pos[id] = len(parked) + i + 1
 	}
 	return q, nil
 }
 
-// claimable is how many runs a runner could take now.
-func (q queue) claimable() int { return len(q.line) }
+// parkedRun is an answered parked run, in line by age.
+type parkedRun struct {
+	id      string
+	created time.Time
+}
 
 // waitingFor says what ru waits for, or nil when it executes or has ended.
 func (q queue) waitingFor(ru store.Run) *waitingView {
@@ -147,8 +153,4 @@ func (q queue) waitingFor(ru store.Run) *waitingView {
 		return &waitingView{Reason: WaitRunner, Position: p}
 	}
 	return &waitingView{Reason: WaitRunnerSlot, Position: p}
-}
-
-func sortByAge(runs []store.Run) {
-	slices.SortStableFunc(runs, func(a, b store.Run) int { return a.CreatedAt.Compare(b.CreatedAt) })
 }
