@@ -6,78 +6,32 @@ package api_test
 // still delivers its session.deleted to a client that had not seen it.
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/caduceus-dev/caduceus/internal/api"
-	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
-	"github.com/caduceus-dev/caduceus/internal/journal"
-	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
 )
 
-// newLifecycleServer serves the API on a fresh SQLite file with a live Hub.
-func newLifecycleServer(t *testing.T) string {
+// lcCall sends body (marshalled unless nil) and decodes the answer into
+// out (unless nil), returning the status.
+func lcCall(t *testing.T, e *env, method, path string, body, out any) int {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	log := slog.New(slog.DiscardHandler)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "caduceus.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub := journal.NewHub(st, 50*time.Millisecond, log)
-	w := journal.NewWriter(st, hub.Poke, log)
-	w.Start()
-	hubDone := make(chan struct{})
-	go func() {
-		defer close(hubDone)
-		_ = hub.Run(ctx)
-	}()
-	svc := control.NewService(st, w, t.TempDir(), control.RetryPolicy{})
-	srv := httptest.NewServer(api.New(st, svc, hub, api.Info{Version: "test"}, api.Options{}, log).Handler())
-	t.Cleanup(func() {
-		cancel() // ends the streams
-		<-hubDone
-		srv.Close()
-		w.Close()
-		st.Close()
-	})
-	return srv.URL
-}
-
-func lcCall(t *testing.T, method, url string, body any, out any) int {
-	t.Helper()
-	var rd io.Reader
+	raw := ""
 	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, url, rd)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			t.Fatalf("%s %s: decode: %v", method, url, err)
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
 		}
+		raw = string(b)
 	}
-	return resp.StatusCode
+	r := e.req(method, path, raw)
+	if out != nil {
+		r.decode(t, out)
+	}
+	return r.code
 }
 
 type lcSessionJSON struct {
@@ -89,79 +43,10 @@ type lcSessionJSON struct {
 	UpdatedAt string `json:"updated_at"`
 }
 
-// lcStream is an open event stream; events arrive on a channel that closes when
-// the server ends the stream.
-type lcStream struct {
-	status int
-	events chan event.Event
-	close  func()
-}
-
-func openLifecycle(t *testing.T, url string, header map[string]string) *lcStream {
+// ended reports whether the server ends the stream without sending more.
+func (s *sse) ended(t *testing.T) bool {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	s := &lcStream{status: resp.StatusCode, events: make(chan event.Event, 1000), close: func() { cancel(); resp.Body.Close() }}
-	t.Cleanup(s.close)
-	if resp.StatusCode != http.StatusOK {
-		close(s.events)
-		return s
-	}
-	go func() {
-		defer close(s.events)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var e event.Event
-				if json.Unmarshal([]byte(data), &e) == nil {
-					s.events <- e
-				}
-			}
-		}
-	}()
-	return s
-}
-
-// next returns the next event, failing after a few seconds: the promise is
-// that every tab hears of a change within one; the margin is for a loaded
-// machine running the whole suite.
-func (s *lcStream) next(t *testing.T, what string) event.Event {
-	t.Helper()
-	select {
-	case e, ok := <-s.events:
-		if !ok {
-			t.Fatalf("stream ended while waiting for %s", what)
-		}
-		return e
-	case <-time.After(5 * time.Second):
-		t.Fatalf("no %s within 5s", what)
-	}
-	return event.Event{}
-}
-
-// ended reports whether the server closes the stream within a second
-// without sending anything more.
-func (s *lcStream) ended(t *testing.T) bool {
-	t.Helper()
-	select {
-	case e, ok := <-s.events:
-		if ok {
-			t.Fatalf("unexpected %s (id %d)", e.Type, e.ID)
-		}
-		return true
-	case <-time.After(time.Second):
-		return false
-	}
+	return len(s.rest(t)) == 0
 }
 
 func decodeAs[T any](t *testing.T, e event.Event) T {
@@ -176,18 +61,18 @@ func decodeAs[T any](t *testing.T, e event.Event) T {
 }
 
 func TestSessionLifecycleEvents(t *testing.T) {
-	base := newLifecycleServer(t)
+	e0 := newEnv(t)
 	var list struct {
 		LastEventID int64 `json:"last_event_id"`
 	}
-	lcCall(t, "GET", base+"/api/sessions", nil, &list)
-	tab := openLifecycle(t, fmt.Sprintf("%s/api/events?after=%d", base, list.LastEventID), nil)
+	lcCall(t, e0, "GET", "/api/sessions", nil, &list)
+	tab := mustSSE(t, e0, fmt.Sprintf("/api/events?after=%d", list.LastEventID))
 
 	var created lcSessionJSON
-	if c := lcCall(t, "POST", base+"/api/sessions", map[string]string{"title": "First"}, &created); c != http.StatusCreated {
+	if c := lcCall(t, e0, "POST", "/api/sessions", map[string]string{"title": "First"}, &created); c != http.StatusCreated {
 		t.Fatalf("create: %d", c)
 	}
-	e := tab.next(t, "session.created")
+	e := tab.next(t).ev
 	if e.Type != event.SessionCreated || e.RunID != "" || e.SessionID != created.ID || e.Seq != 1 || e.Terminal {
 		t.Fatalf("created envelope: %+v", e)
 	}
@@ -220,10 +105,10 @@ func TestSessionLifecycleEvents(t *testing.T) {
 	seq := e.Seq
 	for _, tc := range tests {
 		var got lcSessionJSON
-		if c := lcCall(t, "PATCH", base+"/api/sessions/"+created.ID, tc.patch, &got); c != http.StatusOK {
+		if c := lcCall(t, e0, "PATCH", "/api/sessions/"+created.ID, tc.patch, &got); c != http.StatusOK {
 			t.Fatalf("%s: patch %d", tc.name, c)
 		}
-		e := tab.next(t, "session.updated after "+tc.name)
+		e := tab.next(t).ev
 		if e.Type != event.SessionUpdated || e.RunID != "" || e.SessionID != created.ID || e.Seq != seq+1 {
 			t.Fatalf("%s: envelope %+v (seq after %d)", tc.name, e, seq)
 		}
@@ -240,14 +125,14 @@ func TestSessionLifecycleEvents(t *testing.T) {
 		}
 	}
 	// A refused patch changes nothing and announces nothing.
-	if c := lcCall(t, "PATCH", base+"/api/sessions/"+created.ID, map[string]any{"title": "a\nb"}, nil); c != http.StatusBadRequest {
+	if c := lcCall(t, e0, "PATCH", "/api/sessions/"+created.ID, map[string]any{"title": "a\nb"}, nil); c != http.StatusBadRequest {
 		t.Fatalf("bad title: %d", c)
 	}
 
-	if c := lcCall(t, "DELETE", base+"/api/sessions/"+created.ID, nil, nil); c != http.StatusNoContent {
+	if c := lcCall(t, e0, "DELETE", "/api/sessions/"+created.ID, nil, nil); c != http.StatusNoContent {
 		t.Fatalf("delete: %d", c)
 	}
-	e = tab.next(t, "session.deleted")
+	e = tab.next(t).ev
 	if e.Type != event.SessionDeleted || e.RunID != "" || e.SessionID != created.ID || e.Seq != seq+1 {
 		t.Fatalf("deleted envelope: %+v (seq after %d)", e, seq)
 	}
@@ -260,32 +145,32 @@ func TestSessionLifecycleEvents(t *testing.T) {
 
 	// Reconnecting from the list's cursor replays what is left: the
 	// deleted session's tombstone, nothing of what it erased.
-	again := openLifecycle(t, fmt.Sprintf("%s/api/events?after=%d", base, list.LastEventID), nil)
-	if e := again.next(t, "the replayed tombstone"); e.ID != tomb {
+	again := mustSSE(t, e0, fmt.Sprintf("/api/events?after=%d", list.LastEventID))
+	if e := again.next(t).ev; e.ID != tomb {
 		t.Fatalf("replay after %d: %s id %d, want only the tombstone %d", list.LastEventID, e.Type, e.ID, tomb)
 	}
 }
 
 func TestSessionStreamCarriesItsLifecycle(t *testing.T) {
-	base := newLifecycleServer(t)
+	e0 := newEnv(t)
 	var a, b lcSessionJSON
-	lcCall(t, "POST", base+"/api/sessions", nil, &a)
-	lcCall(t, "POST", base+"/api/sessions", nil, &b)
+	lcCall(t, e0, "POST", "/api/sessions", nil, &a)
+	lcCall(t, e0, "POST", "/api/sessions", nil, &b)
 
-	st := openLifecycle(t, base+"/api/sessions/"+a.ID+"/events", nil)
-	if e := st.next(t, "session.created"); e.Type != event.SessionCreated || e.SessionID != a.ID {
+	st := mustSSE(t, e0, "/api/sessions/"+a.ID+"/events")
+	if e := st.next(t).ev; e.Type != event.SessionCreated || e.SessionID != a.ID {
 		t.Fatalf("first event of a's stream: %+v", e)
 	}
-	lcCall(t, "PATCH", base+"/api/sessions/"+b.ID, map[string]any{"title": "Other"}, nil)
-	lcCall(t, "PATCH", base+"/api/sessions/"+a.ID, map[string]any{"title": "Mine"}, nil)
-	e := st.next(t, "a's session.updated")
+	lcCall(t, e0, "PATCH", "/api/sessions/"+b.ID, map[string]any{"title": "Other"}, nil)
+	lcCall(t, e0, "PATCH", "/api/sessions/"+a.ID, map[string]any{"title": "Mine"}, nil)
+	e := st.next(t).ev
 	if e.Type != event.SessionUpdated || e.SessionID != a.ID {
 		t.Fatalf("a's stream carried %s of %s", e.Type, e.SessionID)
 	}
 	mid := e.ID
 	// A resumed stream starts after the cursor.
-	resumed := openLifecycle(t, base+"/api/sessions/"+a.ID+"/events", map[string]string{"Last-Event-ID": fmt.Sprint(mid - 1)})
-	if e := resumed.next(t, "the event after the cursor"); e.ID != mid {
+	resumed := mustSSE(t, e0, "/api/sessions/"+a.ID+"/events", "Last-Event-ID", fmt.Sprint(mid-1))
+	if e := resumed.next(t).ev; e.ID != mid {
 		t.Fatalf("resume after %d: id %d", mid-1, e.ID)
 	}
 
@@ -294,13 +179,13 @@ func TestSessionStreamCarriesItsLifecycle(t *testing.T) {
 		Items       []json.RawMessage `json:"items"`
 		LastEventID int64             `json:"last_event_id"`
 	}
-	lcCall(t, "GET", base+"/api/sessions/"+a.ID+"/messages", nil, &msgs)
+	lcCall(t, e0, "GET", "/api/sessions/"+a.ID+"/messages", nil, &msgs)
 	if len(msgs.Items) != 0 || msgs.LastEventID < mid {
 		t.Fatalf("messages of a session without runs: %d items, cursor %d (want ≥ %d)", len(msgs.Items), msgs.LastEventID, mid)
 	}
 
-	lcCall(t, "DELETE", base+"/api/sessions/"+a.ID, nil, nil)
-	e = st.next(t, "session.deleted")
+	lcCall(t, e0, "DELETE", "/api/sessions/"+a.ID, nil, nil)
+	e = st.next(t).ev
 	if e.Type != event.SessionDeleted {
 		t.Fatalf("got %s, want session.deleted", e.Type)
 	}
@@ -311,8 +196,8 @@ func TestSessionStreamCarriesItsLifecycle(t *testing.T) {
 
 	// After the delete: a cursor before the tombstone gets it, then the end;
 	// one at or past it, and a session that never existed, get 404.
-	late := openLifecycle(t, base+"/api/sessions/"+a.ID+"/events?after="+fmt.Sprint(mid), nil)
-	if e := late.next(t, "the tombstone"); e.ID != tomb || !late.ended(t) {
+	late := mustSSE(t, e0, "/api/sessions/"+a.ID+"/events?after="+fmt.Sprint(mid))
+	if e := late.next(t).ev; e.ID != tomb || !late.ended(t) {
 		t.Fatalf("late stream: %+v", e)
 	}
 	for _, tc := range []struct {
@@ -325,15 +210,23 @@ func TestSessionStreamCarriesItsLifecycle(t *testing.T) {
 		{"tab stream of an unknown session", "/api/events?session=ses_01m7xycjnkfry445nd4sfrf5m3", http.StatusNotFound},
 		{"the other session", "/api/sessions/" + b.ID + "/events", http.StatusOK},
 	} {
-		if s := openLifecycle(t, base+tc.url, nil); s.status != tc.status {
-			t.Errorf("%s: %d, want %d", tc.name, s.status, tc.status)
-		} else {
-			s.close()
+		if _, r := e0.openSSE(t, tc.url); r.code != tc.status {
+			t.Errorf("%s: %d, want %d", tc.name, r.code, tc.status)
 		}
 	}
 	// A tab still showing the deleted session hears of it like every tab.
-	tab := openLifecycle(t, base+"/api/events?session="+a.ID+"&after="+fmt.Sprint(mid), nil)
-	if e := tab.next(t, "the tombstone on the tab stream"); e.ID != tomb {
+	tab := mustSSE(t, e0, "/api/events?session="+a.ID+"&after="+fmt.Sprint(mid))
+	if e := tab.next(t).ev; e.ID != tomb {
 		t.Fatalf("tab stream of the deleted session: %s id %d, want the tombstone %d", e.Type, e.ID, tomb)
 	}
+}
+
+// mustSSE opens a stream that must answer 200.
+func mustSSE(t *testing.T, e *env, path string, header ...string) *sse {
+	t.Helper()
+	s, r := e.openSSE(t, path, header...)
+	if s == nil {
+		t.Fatalf("GET %s: %d %s", path, r.code, r.body)
+	}
+	return s
 }
