@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/journal/journaltest"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 	"github.com/caduceus-dev/caduceus/internal/run"
@@ -81,16 +81,8 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	}
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "caduceus.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub := journal.NewHub(st, time.Second, log)
-	w := journal.NewWriter(st, hub.Poke, log)
-	w.Start()
-	hubCtx, stopHub := context.WithCancel(ctx)
-	hubDone := make(chan struct{})
-	go func() { defer close(hubDone); _ = hub.Run(hubCtx) }()
+	j := journaltest.Start(t)
+	st, w, hub := j.Store, j.Writer, j.Hub
 
 	ws := t.TempDir()
 	svc := control.NewService(st, w, ws, cfg.retry)
@@ -125,15 +117,10 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	t.Cleanup(func() {
 		stopRunner()
 		// Streams end when the hub closes; then the server can wait for
-		// its handlers.
-		stopHub()
-		<-hubDone
+		// its handlers (journaltest closes the writer and store after).
+		j.StopHub()
 		srv.CloseClientConnections()
 		srv.Close()
-		w.Close()
-		if err := st.Close(); err != nil {
-			t.Error(err)
-		}
 	})
 	return &env{t: t, ctx: ctx, st: st, w: w, hub: hub, svc: svc, srv: srv, ws: ws}
 }

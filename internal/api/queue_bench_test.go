@@ -6,17 +6,15 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/api"
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/id"
-	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/journal/journaltest"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
-	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
 )
 
 // BenchmarkRunWaiting is the cost of saying what a queued run waits for
@@ -46,13 +44,8 @@ func benchQueue(b *testing.B, n int) (url, queued, running string) {
 	b.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "caduceus.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	hub := journal.NewHub(st, time.Second, log)
-	w := journal.NewWriter(st, hub.Poke, log)
-	w.Start()
+	j := journaltest.Start(b)
+	st, w := j.Store, j.Writer
 	now := time.Now().UTC()
 	for done := 0; done < n; {
 		batch := min(1000, n-done)
@@ -75,7 +68,7 @@ func benchQueue(b *testing.B, n int) (url, queued, running string) {
 		}
 		done += batch
 	}
-	err = w.Do(ctx, func(tx store.Tx) error {
+	err := w.Do(ctx, func(tx store.Tx) error {
 		sid := id.New("ses")
 		if err := tx.InsertSession(ctx, store.Session{ID: sid, CreatedAt: now, UpdatedAt: now}); err != nil {
 			return err
@@ -88,11 +81,10 @@ func benchQueue(b *testing.B, n int) (url, queued, running string) {
 		b.Fatal(err)
 	}
 	svc := control.NewService(st, w, b.TempDir(), control.RetryPolicy{})
-	srv := httptest.NewServer(api.New(st, svc, hub, api.Info{Version: "bench"}, api.Options{}, log).Handler())
+	srv := httptest.NewServer(api.New(st, svc, j.Hub, api.Info{Version: "bench"}, api.Options{}, log).Handler())
 	b.Cleanup(func() {
+		j.StopHub()
 		srv.Close()
-		w.Close()
-		st.Close()
 	})
 	return srv.URL, queued, running
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/journal/journaltest"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 	"github.com/caduceus-dev/caduceus/internal/run"
@@ -35,27 +35,9 @@ type env struct {
 
 func newEnv(t *testing.T, s demo.Script, retry control.RetryPolicy) *env {
 	t.Helper()
-	ctx := context.Background()
-	log := slog.New(slog.DiscardHandler)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "caduceus.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub := journal.NewHub(st, time.Second, log)
-	w := journal.NewWriter(st, hub.Poke, log)
-	w.Start()
-	hctx, stopHub := context.WithCancel(ctx)
-	hubDone := make(chan struct{})
-	go func() { defer close(hubDone); _ = hub.Run(hctx) }()
-	t.Cleanup(func() {
-		stopHub()
-		<-hubDone
-		w.Close()
-		if err := st.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return &env{t: t, ctx: ctx, st: st, w: w, hub: hub, svc: control.NewService(st, w, t.TempDir(), retry), script: s}
+	j := journaltest.Start(t)
+	return &env{t: t, ctx: context.Background(), st: j.Store, w: j.Writer, hub: j.Hub,
+		svc: control.NewService(j.Store, j.Writer, t.TempDir(), retry), script: s}
 }
 
 // started is a running Runner; stop stops it as a process shutdown does.
