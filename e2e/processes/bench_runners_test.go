@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,19 +27,6 @@ var benchSetups = []struct {
 	{"separate", true},
 }
 
-func benchScript(tb testing.TB, s demo.Script) string {
-	tb.Helper()
-	b, err := json.Marshal(s)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p := filepath.Join(tb.TempDir(), "script.json")
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	return p
-}
-
 // benchDeploy starts setup's processes on a fresh data dir. runner is nil
 // for the in-process setup.
 func benchDeploy(b *testing.B, separate bool, s demo.Script) (web *e2etest.WebProc, runner *e2etest.RunnerProc) {
@@ -49,7 +35,7 @@ func benchDeploy(b *testing.B, separate bool, s demo.Script) (web *e2etest.WebPr
 		b.Fatal("no benchmark binary: TestMain builds it when -test.bench is set")
 	}
 	dataDir, ws := b.TempDir(), b.TempDir()
-	sp := benchScript(b, s)
+	sp := e2etest.WriteScript(b, s)
 	if !separate {
 		return e2etest.StartServe(b, benchBinary, dataDir, ws, sp), nil
 	}
