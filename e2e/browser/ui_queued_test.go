@@ -137,6 +137,7 @@ func TestUIAnsweredWhileNoRunner(t *testing.T) {
 
 	b.click("[data-testid=approval-card] button[data-choice=once]")
 	b.waitJS("header says answered", q(runStatusSel+"[data-status=answered]"))
+	b.waitJS("the sidebar says answered too", q("[data-testid=session-item][aria-current=page]")+`?.textContent.includes("Answered")`)
 	b.waitFreshHealth()
 	b.waitVisible(bannerSel)
 	if txt := b.text(bannerSel); !strings.Contains(txt, "No runner is running") || !strings.Contains(txt, "1 run is waiting") {

@@ -33,6 +33,8 @@ func TestRunWaiting(t *testing.T) {
 		want   want
 		// health's answered count
 		answered int
+		// the session's status, when the case says
+		sessionStatus string
 	}{
 		{
 			name: "queued, no runner alive",
@@ -69,7 +71,8 @@ func TestRunWaiting(t *testing.T) {
 				e.park(t, ru.ID, "rnr_test")
 				return ru.ID, ""
 			},
-			want: want{reason: "person"},
+			want:          want{reason: "person"},
+			sessionStatus: "awaiting_clarify",
 		},
 		{
 			name: "answered while parked, no runner alive: first in line",
@@ -82,8 +85,9 @@ func TestRunWaiting(t *testing.T) {
 				e.req("POST", "/api/requests/"+q+"/respond", `{"choice":"once"}`).want(t, 200, "")
 				return ru.ID, ""
 			},
-			want:     want{reason: "runner", position: 1},
-			answered: 1,
+			want:          want{reason: "runner", position: 1},
+			answered:      1,
+			sessionStatus: "answered",
 		},
 		{
 			name: "recovering until its retry",
@@ -128,6 +132,15 @@ func TestRunWaiting(t *testing.T) {
 			for _, r := range list.Runs {
 				if r.ID == runID && (r.Waiting == nil || fmt.Sprint(*r.Waiting) != fmt.Sprint(w)) {
 					t.Errorf("in the session's runs: %+v, want %+v", r.Waiting, w)
+				}
+			}
+			if tc.sessionStatus != "" {
+				var sv struct {
+					Status string `json:"status"`
+				}
+				e.req("GET", "/api/sessions/"+ru.SessionID, "").decode(t, &sv)
+				if sv.Status != tc.sessionStatus {
+					t.Errorf("session status = %q, want %q", sv.Status, tc.sessionStatus)
 				}
 			}
 			var h struct {

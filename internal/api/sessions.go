@@ -65,9 +65,14 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	answered, err := a.answeredRuns(r, busy)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	out := make([]sessionView, len(sessions))
 	for i, s := range sessions {
-		out[i] = newSessionView(s, busy)
+		out[i] = newSessionView(s, busy, answered)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": out, "next_cursor": next, "last_event_id": cursor})
 }
@@ -87,7 +92,37 @@ func (a *API) sessionView(r *http.Request, sessionID string) (sessionView, error
 			busy = append(busy, ru)
 		}
 	}
-	return newSessionView(s, busy), nil
+	answered, err := a.answeredRuns(r, busy)
+	if err != nil {
+		return sessionView{}, err
+	}
+	return newSessionView(s, busy, answered), nil
+}
+
+// StatusAnswered is a session's status while its run, parked on a question
+// that was answered, waits for a runner to continue.
+const StatusAnswered = "answered"
+
+// answeredRuns are the runs among busy parked on a question that has been
+// answered (none of their requests is pending).
+func (a *API) answeredRuns(r *http.Request, busy []store.Run) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, ru := range busy {
+		if ru.RunnerID == "" && (ru.Status == run.AwaitingApproval || ru.Status == run.AwaitingClarify) {
+			out[ru.ID] = true
+		}
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	reqs, err := a.st.ListRequests(r.Context(), store.RequestQuery{Status: store.RequestPending})
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range reqs {
+		delete(out, q.RunID)
+	}
+	return out, nil
 }
 
 func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
@@ -104,7 +139,7 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, newSessionView(s, nil))
+	writeJSON(w, http.StatusCreated, newSessionView(s, nil, nil))
 }
 
 func (a *API) getSession(w http.ResponseWriter, r *http.Request) {

@@ -12,18 +12,20 @@ import (
 // milliseconds (event.Time); absent ones are null.
 
 type sessionView struct {
-	ID          string     `json:"id"`
-	Title       string     `json:"title"`
-	Workspace   string     `json:"workspace"`
-	Model       string     `json:"model"`
-	CreatedAt   event.Time `json:"created_at"`
-	UpdatedAt   event.Time `json:"updated_at"`
-	Status      string     `json:"status"` // idle, or the status of the active run
-	ActiveRunID string     `json:"active_run_id,omitempty"`
-	QueuedRuns  int        `json:"queued_runs"`
+	ID        string     `json:"id"`
+	Title     string     `json:"title"`
+	Workspace string     `json:"workspace"`
+	Model     string     `json:"model"`
+	CreatedAt event.Time `json:"created_at"`
+	UpdatedAt event.Time `json:"updated_at"`
+	// Status is idle, the status of the active run, or answered: its
+	// question was answered while it was parked and it waits for a runner.
+	Status      string `json:"status"`
+	ActiveRunID string `json:"active_run_id,omitempty"`
+	QueuedRuns  int    `json:"queued_runs"`
 }
 
-func newSessionView(s store.Session, busy []store.Run) sessionView {
+func newSessionView(s store.Session, busy []store.Run, answered map[string]bool) sessionView {
 	v := sessionView{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model,
 		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}, Status: "idle"}
 	for _, r := range busy {
@@ -38,6 +40,9 @@ func newSessionView(s store.Session, busy []store.Run) sessionView {
 			continue
 		}
 		v.ActiveRunID, v.Status = r.ID, string(r.Status)
+		if answered[r.ID] {
+			v.Status = StatusAnswered
+		}
 	}
 	return v
 }

@@ -263,6 +263,12 @@ export function createStore(): Store & StoreInternals {
       case "clarify.resolved": {
         const id = (ev.payload as P.ResolvedP).request_id;
         if (pending.peek().some((r) => r.id === id)) pending.value = pending.peek().filter((r) => r.id !== id);
+        // The person has done their part: until a runner takes the run on
+        // (its run.status running), it waits for a runner, not for them.
+        if (!pending.peek().some((r) => r.run_id === ev.run_id)) {
+          patchSession(ev.session_id, (s) =>
+            s.active_run_id === ev.run_id && (s.status === "awaiting_approval" || s.status === "awaiting_clarify") ? { ...s, status: "answered" } : s);
+        }
         break;
       }
       case "run.done": // requests of an ended run are closed with it

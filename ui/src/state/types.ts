@@ -54,7 +54,9 @@ export type RunStatus =
 export interface Session {
   id: string; title: string; workspace: string; model: string;
   created_at: string; updated_at: string;
-  status: "idle" | RunStatus; active_run_id?: string; queued_runs: number;
+  /** answered: the active run's question was answered while it was
+   * parked; it waits for a runner to continue. */
+  status: "idle" | "answered" | RunStatus; active_run_id?: string; queued_runs: number;
 }
 
 /** session.created: the session's own fields (a new session is idle). */
