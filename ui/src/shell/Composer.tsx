@@ -14,6 +14,7 @@ import type { Command, SessionState } from "../state/types";
 import { isMac } from "./format";
 import { requestTranscriptPin } from "../transcript/pin";
 import { runStatusOf, statusDetail } from "./Header";
+import { useRetryTick } from "./useRetryTick";
 import { IClose, ISend, IStop } from "./icons";
 import { newSession } from "./newSession";
 import { useView, type ViewState } from "./view";
@@ -68,6 +69,7 @@ export function Composer({ session }: { session: SessionState | null }) {
   const composing = useRef(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const status = runStatusOf(session);
+  useRetryTick(session?.busyRun.value);
   const detail = statusDetail(session, status);
   const busy = !!session?.busyRun.value;
   // Stop also takes back a message still waiting for a runner.

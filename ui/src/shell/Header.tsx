@@ -10,6 +10,7 @@ import { resumableRun } from "../state/reducer";
 import type { SessionState } from "../state/types";
 import { recoveringText, statusText, tokens } from "./format";
 import { answeredWaiting, waitingText } from "./waiting";
+import { useRetryTick } from "./useRetryTick";
 import { IActivity, IBell, IMenu } from "./icons";
 import { NeedsYouPanel } from "./NeedsYou";
 import { toneClass } from "./status";
@@ -50,6 +51,7 @@ export function Header() {
   const id = store.activeId.value;
   const session = id ? store.sessions.value.find((x) => x.id === id) : undefined;
   const status = runStatusOf(s);
+  useRetryTick(s?.busyRun.value);
 
   return (
     <header class="header">

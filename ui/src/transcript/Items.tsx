@@ -11,6 +11,7 @@ import { ToolCard } from "./ToolCard";
 import { QueuedNote } from "./Waiting";
 import { IconAlert, IconBrain, IconChevron, IconInfo, IconLayers, IconPlay, IconStop } from "./icons";
 import { recoveringText, tokens } from "../shell/format";
+import { useRetryTick } from "../shell/useRetryTick";
 import { ICheck, ICopy } from "../shell/icons";
 import { toneClass } from "../shell/status";
 import { fmtDuration, parseTime } from "./util";
@@ -243,6 +244,7 @@ export function ResumeBar({ run }: { run: Run }) {
   const store = useStore();
   const [busy, setBusy] = useState(false);
   const recovering = run.status === "recovering";
+  useRetryTick(run);
   const resume = async () => {
     setBusy(true);
     if (await store.resume(run.id)) setBusy(false);
