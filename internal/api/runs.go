@@ -40,7 +40,13 @@ func (a *API) runView(r *http.Request, ru store.Run, q *queue) (runView, error) 
 		ru.Usage = control.SumUsage(evs)
 	}
 	v := newRunView(ru, cursor, pending)
-	if waits(ru) {
+	switch {
+	case len(pending) > 0 && ru.Status != run.Cancelling:
+		// A person holds it up; no need to read the line.
+		v.Waiting = &waitingView{Reason: WaitPerson}
+	case ru.Status == run.Recovering && ru.RetryAt.After(time.Now()):
+		v.Waiting = &waitingView{Reason: WaitRetry, RetryAt: &event.Time{Time: ru.RetryAt}}
+	case waits(ru):
 		if q == nil {
 			rq, err := a.readQueue(r.Context())
 			if err != nil {
