@@ -17,10 +17,8 @@
 // GET .../messages + GET .../runs, then the stream resumes after the
 // snapshot's cursor and the reducer drops what the snapshot already had.
 //
-// Runner health: GET /api/health is read at start, on every stream
-// (re)open, shortly after any run changes state (coalesced), and every 15 s
-// while the tab is visible. Runners are separate processes the stream says
-// nothing about, so this is how the page learns that none is alive.
+// Runner health (health.ts): runners are separate processes the stream says
+// nothing about, so GET /api/health is how the page learns none is alive.
 //
 // Access token: a server run with CADUCEUS_TOKEN answers 401 to every /api
 // call without it. The first 401 blocks the store (no stream, no retries)
@@ -29,7 +27,7 @@
 
 import { batch, computed, signal } from "@preact/signals";
 import { createApi } from "./api";
-import type { ActionError, AuthPrompt, Meta, ModelChoice, RunnerAlert, Store } from "./contract";
+import type { ActionError, AuthPrompt, Meta, ModelChoice, Store } from "./contract";
 import { createDebugHooks } from "./debug";
 import { notifyState, requestPermission, setMuted, showRequest } from "./notify";
 import type * as P from "./payloads";
@@ -37,6 +35,8 @@ import {
   apply, handlers, loadSnapshot, newSessionModel, setWaiting, stoppableRun, waitingRuns, type ReduceEnv, type SessionModel,
 } from "./reducer";
 import { createStream } from "./stream";
+import { createHealthWatch } from "./health";
+import { mergeFirstPage, mergePage, sortSessions } from "./sessionList";
 import { loadToken, saveToken } from "./token";
 import type {
   Command, Connection, Envelope, EventType, Health, HumanRequest, Run, Session, Snapshot,
@@ -64,32 +64,6 @@ const RUN_EVENTS: ReadonlySet<AnyEventType> = new Set<AnyEventType>(["run.queued
 
 interface ModelFacts { provider: string; demo: boolean; contextWindow: number }
 interface SessionPage { sessions: Session[]; next_cursor: string; last_event_id: number }
-
-/** Newest first, like the server: updated_at, then id, both descending. */
-const newerFirst = (a: Session, b: Session) =>
-  a.updated_at !== b.updated_at ? (a.updated_at < b.updated_at ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
-const sortSessions = (list: Session[]) => list.slice().sort(newerFirst);
-
-/** The list after a refetch of the first page: the page, plus the sessions
- * of older pages we hold that sort after its last entry. One we hold that
- * sorts inside the page's range but is not in it was deleted (an update
- * only moves a session up). A last page (no next cursor) is everything. */
-function mergeFirstPage(held: Session[], page: Session[], next: string): Session[] {
-  if (!next || page.length === 0) return sortSessions(page);
-  const ids = new Set(page.map((s) => s.id));
-  const last = page[page.length - 1];
-  return sortSessions([...page, ...held.filter((s) => !ids.has(s.id) && newerFirst(last, s) < 0)]);
-}
-
-/** Adds a further page to the list, one entry per id (the fresher copy). */
-function mergePage(held: Session[], page: Session[]): Session[] {
-  const byId = new Map(held.map((s) => [s.id, s]));
-  for (const s of page) {
-    const have = byId.get(s.id);
-    if (!have || s.updated_at > have.updated_at) byId.set(s.id, s);
-  }
-  return sortSessions([...byId.values()]);
-}
 
 /** Path of a session in the address bar. */
 export const sessionPath = (id: string | null) => (id ? `/s/${id}` : "/");
@@ -126,15 +100,6 @@ export function createStore(): Store & StoreInternals {
   // next_cursor of the deepest sessions page loaded ("" = none left).
   const sessionsNext = signal("");
   const sessionsMore = computed(() => sessionsNext.value !== "");
-  const health = signal<Health | null>(null);
-  const storeDown = signal(false); // the last health answer was a 503
-  const runnerAlert = computed<RunnerAlert | null>(() => {
-    if (storeDown.value) return { kind: "store_unavailable" };
-    const h = health.value;
-    if (!h || (h.runners ?? []).length > 0) return null;
-    const waiting = (h.queue_depth ?? 0) + (h.recovering ?? 0) + (h.answered ?? 0);
-    return waiting > 0 ? { kind: "no_runner", waiting } : null;
-  });
 
   // ---- private state ----
   const cache = new Map<string, SessionModel>();
@@ -152,14 +117,7 @@ export function createStore(): Store & StoreInternals {
   let blocked = false; // the server refused our token: wait for a new one
   const deleting = new Set<string>(); // sessions this tab is deleting: no "deleted elsewhere" notice
   let hooksReady = false;
-  let healthTimer = 0;
   let waitingTimer = 0;
-  let healthBusy = false; // a fetch is in flight
-  let healthAgain = false; // something changed meanwhile: fetch once more
-  // Health requests started, and the newest one answered: a test that
-  // needs a reading taken after some moment waits on these.
-  let healthStarted = 0;
-  let healthAnswered = 0;
 
   const api = createApi({
     token: () => token,
@@ -175,6 +133,15 @@ export function createStore(): Store & StoreInternals {
       if (!auth.peek() || sent) auth.value = { error: sent ? "That token was not accepted. Check it and try again." : null };
     },
   });
+
+  const watch = createHealthWatch({
+    get: () => api.get<Health>("/api/health"),
+    blocked: () => blocked,
+    // A runner coming or going changes why runs wait.
+    answered: () => refreshWaiting(),
+  });
+  const { health, runnerAlert } = watch;
+  const refreshHealth = watch.refresh;
 
   const env: ReduceEnv = {
     contextWindowOf: (model) => facts.get(model || defaultRef)?.contextWindow ?? 0,
@@ -349,45 +316,6 @@ export function createStore(): Store & StoreInternals {
       return null;
     })();
     return moreLoading;
-  };
-
-  /** Reads GET /api/health. Only an answer changes what we show: a
-   * network error or an older server without the route keeps the last
-   * one (the connection dot speaks for an unreachable server). */
-  const fetchHealth = async (): Promise<void> => {
-    if (blocked) return;
-    if (healthBusy) {
-      healthAgain = true;
-      return;
-    }
-    healthBusy = true;
-    const seq = ++healthStarted;
-    const r = await api.get<Health>("/api/health");
-    healthBusy = false;
-    if (r.ok || r.status === 503) healthAnswered = seq;
-    batch(() => {
-      if (r.ok) {
-        health.value = r.value;
-        storeDown.value = r.value.store === "unavailable";
-      } else if (r.status === 503) storeDown.value = true;
-    });
-    // A runner coming or going changes why runs wait.
-    if (r.ok) refreshWaiting();
-    if (healthAgain) {
-      healthAgain = false;
-      void fetchHealth();
-    }
-  };
-
-  /** Reads health after `delay` ms. A read already due stays due (a steady
-   * flow of run events must not postpone it for ever); delay 0 reads now. */
-  const refreshHealth = (delay = 0) => {
-    if (healthTimer && delay > 0) return;
-    clearTimeout(healthTimer);
-    healthTimer = window.setTimeout(() => {
-      healthTimer = 0;
-      void fetchHealth();
-    }, delay);
   };
 
   /** Reads what the waiting runs of the session on screen wait for (a
@@ -711,7 +639,7 @@ export function createStore(): Store & StoreInternals {
     start() {
       window.addEventListener("popstate", () => selectSession(idFromPath(location.pathname), { push: false }));
       // A hidden tab does not poll; it looks again when it is shown.
-      window.setInterval(() => !document.hidden && void fetchHealth(), HEALTH_EVERY_MS);
+      window.setInterval(() => !document.hidden && refreshHealth(), HEALTH_EVERY_MS);
       document.addEventListener("visibilitychange", () => !document.hidden && refreshHealth());
       boot();
     },
@@ -732,7 +660,7 @@ export function createStore(): Store & StoreInternals {
         lastEventId: () => Math.max(stream.lastId(), activeModel.peek()?.state.cursor ?? 0),
         streamOpens: () => stream.opens(),
         applied: () => applied,
-        health: () => ({ started: healthStarted, answered: healthAnswered }),
+        health: watch.stats,
       });
     });
     void api.get<{ commands: Command[] }>("/api/commands").then((r) => {
