@@ -28,13 +28,16 @@ type Watchdog struct {
 	host  string
 	lease time.Duration
 	log   *slog.Logger
+	// born is when this watchdog was made: a runner with this process's pid
+	// registered before then was an earlier process that had the same pid.
+	born time.Time
 }
 
 // NewWatchdog returns a Watchdog; self is the ID of the runner it runs in,
 // whose runs it leaves alone, or "".
 func NewWatchdog(st store.Store, w *journal.Writer, self string, lease time.Duration, log *slog.Logger) *Watchdog {
 	host, _ := os.Hostname()
-	return &Watchdog{st: st, w: w, self: self, host: host, lease: lease, log: log}
+	return &Watchdog{st: st, w: w, self: self, host: host, lease: lease, log: log, born: time.Now().Truncate(time.Millisecond)} // the store keeps milliseconds
 }
 
 // Run sweeps every third of a lease until ctx ends: a dead runner's runs
@@ -67,7 +70,7 @@ func (d *Watchdog) Sweep(ctx context.Context) {
 		if ri.ID == d.self {
 			continue
 		}
-		if ri.Host == d.host && !processAlive(ri.PID) || time.Since(ri.HeartbeatAt) > 4*d.lease {
+		if ri.Host == d.host && !d.processAlive(ri) || time.Since(ri.HeartbeatAt) > 4*d.lease {
 			dead[ri.ID] = true
 		}
 	}
@@ -134,14 +137,17 @@ func (d *Watchdog) expireParked(ctx context.Context, runs []store.Run) {
 	}
 }
 
-// processAlive reports whether pid names a live process on this host.
-func processAlive(pid int) bool {
-	if pid <= 0 {
+// processAlive reports whether the runner's process on this host lives.
+// A runner with this process's pid is alive if it registered since this
+// watchdog was made (a runner in the same process as a web tier, as tests
+// and embedders assemble them), and an earlier process's if before.
+func (d *Watchdog) processAlive(ri store.RunnerInfo) bool {
+	if ri.PID <= 0 {
 		return false
 	}
-	if pid == os.Getpid() {
-		return false // a previous incarnation that had our pid is gone
+	if ri.PID == os.Getpid() {
+		return !ri.StartedAt.Before(d.born)
 	}
-	err := syscall.Kill(pid, 0)
+	err := syscall.Kill(ri.PID, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -29,18 +29,29 @@ func TestWatchdogSweep(t *testing.T) {
 		want   run.Status
 		held   bool // the run is still held by its runner
 		forgot bool // the runner is no longer registered
+		// early: the watchdog exists before the runner registers (a runner
+		// in the same process); else it is made after (the runner, with
+		// the same pid, was an earlier process)
+		early bool
 	}{
-		{"live runner", store.RunnerInfo{ID: "rnr_live", Host: host, PID: os.Getppid()}, run.Running, time.Minute, run.Running, true, false},
-		{"silent runner", store.RunnerInfo{ID: "rnr_silent", Host: "elsewhere", PID: 1, HeartbeatAt: time.Now().Add(-10 * lease)}, run.Running, time.Minute, run.Interrupted, false, true},
-		{"dead process on this host", store.RunnerInfo{ID: "rnr_dead", Host: host, PID: 1 << 22}, run.Running, time.Minute, run.Interrupted, false, true},
-		{"lease expired", store.RunnerInfo{ID: "rnr_late", Host: "elsewhere", PID: 1}, run.Running, -time.Second, run.Interrupted, false, false},
-		{"waiting for a person, dead runner", store.RunnerInfo{ID: "rnr_gone", Host: host, PID: 1 << 22}, run.AwaitingApproval, time.Minute, run.AwaitingApproval, false, true},
-		{"cancelling, dead runner", store.RunnerInfo{ID: "rnr_gone", Host: host, PID: 1 << 22}, run.Cancelling, time.Minute, run.Cancelled, false, true},
+		{"live runner", store.RunnerInfo{ID: "rnr_live", Host: host, PID: os.Getppid()}, run.Running, time.Minute, run.Running, true, false, false},
+		{"silent runner", store.RunnerInfo{ID: "rnr_silent", Host: "elsewhere", PID: 1, HeartbeatAt: time.Now().Add(-10 * lease)}, run.Running, time.Minute, run.Interrupted, false, true, false},
+		{"dead process on this host", store.RunnerInfo{ID: "rnr_dead", Host: host, PID: 1 << 22}, run.Running, time.Minute, run.Interrupted, false, true, false},
+		{"lease expired", store.RunnerInfo{ID: "rnr_late", Host: "elsewhere", PID: 1}, run.Running, -time.Second, run.Interrupted, false, false, false},
+		{"waiting for a person, dead runner", store.RunnerInfo{ID: "rnr_gone", Host: host, PID: 1 << 22}, run.AwaitingApproval, time.Minute, run.AwaitingApproval, false, true, false},
+		{"cancelling, dead runner", store.RunnerInfo{ID: "rnr_gone", Host: host, PID: 1 << 22}, run.Cancelling, time.Minute, run.Cancelled, false, true, false},
+		{"this process, an earlier incarnation", store.RunnerInfo{ID: "rnr_before", Host: host, PID: os.Getpid(), HeartbeatAt: time.Now().Add(-time.Second)}, run.Running, time.Minute, run.Interrupted, false, true, false},
+		{"this process, a runner beside the web tier", store.RunnerInfo{ID: "rnr_beside", Host: host, PID: os.Getpid()}, run.Running, time.Minute, run.Running, true, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, script(turn(text("hi"))), control.RetryPolicy{})
+			var wd *runner.Watchdog
+			if tc.early {
+				wd = runner.NewWatchdog(e.st, e.w, "", lease, slog.New(slog.DiscardHandler))
+				time.Sleep(2 * time.Millisecond) // the store keeps milliseconds
+			}
 			r := e.send("go")
 			ri := tc.runner
 			if ri.HeartbeatAt.IsZero() {
@@ -61,7 +72,10 @@ func TestWatchdogSweep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runner.NewWatchdog(e.st, e.w, "", lease, slog.New(slog.DiscardHandler)).Sweep(e.ctx)
+			if wd == nil {
+				wd = runner.NewWatchdog(e.st, e.w, "", lease, slog.New(slog.DiscardHandler))
+			}
+			wd.Sweep(e.ctx)
 			got := e.run(r.ID)
 			if got.Status != tc.want || (got.RunnerID == ri.ID) != tc.held {
 				t.Fatalf("after a sweep the run is %s held by %q, want %s (held: %v)", got.Status, got.RunnerID, tc.want, tc.held)
