@@ -57,6 +57,17 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 		return
 	case errors.Is(cause, errCancelRequested):
 		o = control.Outcome{Status: run.Cancelled}
+	case store.Transient(err) || store.Transient(flushErr):
+		// The store failed for a while (locked, full): not the run's fault.
+		// It goes recovering now, or, if the store still fails, the
+		// heartbeat hands it on once it answers (settleOrphans).
+		e := event.ErrorInfo{Code: "store_unavailable", Message: "the server could not write to its database for a while", Retryable: true}
+		if err := r.w.Do(bg, func(tx store.Tx) error { return control.Recover(bg, tx, claimed.ID, r.id, e) }); err != nil {
+			log.Warn("store unavailable; the run is recovered once it answers", "err", err)
+			return
+		}
+		log.Info("run stopped on a storage failure", "err", errors.Join(err, flushErr))
+		return
 	case err != nil:
 		log.Error("run failed", "err", err)
 		o = control.Outcome{Status: run.Failed, Error: &event.ErrorInfo{Code: "internal_error", Message: "the run stopped on an internal error; see the server log"}}

@@ -201,12 +201,42 @@ func (r *Runner) Register(ctx context.Context) error { return r.heartbeat(ctx) }
 
 func (r *Runner) heartbeat(ctx context.Context) error {
 	now := time.Now().UTC()
-	return r.w.Do(ctx, func(tx store.Tx) error {
-		if _, err := tx.RenewLeases(ctx, r.id, now.Add(r.cfg.Lease)); err != nil {
+	var held []string
+	err := r.w.Do(ctx, func(tx store.Tx) error {
+		var err error
+		if held, err = tx.RenewLeases(ctx, r.id, now.Add(r.cfg.Lease)); err != nil {
 			return err
 		}
 		return tx.UpsertRunner(ctx, store.RunnerInfo{ID: r.id, Host: r.host, PID: os.Getpid(), Version: r.cfg.Version, StartedAt: now, HeartbeatAt: now})
 	})
+	if err == nil {
+		r.settleOrphans(ctx, held)
+	}
+	return err
+}
+
+// settleOrphans hands on the runs this runner holds but no longer
+// executes: their execution ended while the store could not take the
+// ending (the disk full, the database locked). Kept alive by the heartbeat
+// they would stay running for ever; now the store answers again, they go
+// the way of a run whose runner stopped (recovering, or interrupted).
+func (r *Runner) settleOrphans(ctx context.Context, held []string) {
+	r.mu.Lock()
+	var orphans []string
+	for _, id := range held {
+		if _, ok := r.active[id]; !ok {
+			orphans = append(orphans, id)
+		}
+	}
+	r.mu.Unlock()
+	for _, id := range orphans {
+		err := r.w.Do(ctx, func(tx store.Tx) error {
+			return control.Interrupt(ctx, tx, id, "its runner could not write to the database for a while")
+		})
+		if err != nil && ctx.Err() == nil {
+			r.log.Warn("settling a run whose ending was not written", "run", id, "err", err)
+		}
+	}
 }
 
 func (r *Runner) claimAll(ctx context.Context) {
