@@ -172,9 +172,28 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
+	switch {
+	case store.Full(err):
+		a.log.Error("storage full", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeError(w, http.StatusInsufficientStorage, CodeStorageFull,
+			"the server's disk is full: nothing was saved; free some space and try again", nil)
+		return
+	case store.Transient(err):
+		a.log.Warn("store unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", "2")
+		writeError(w, http.StatusServiceUnavailable, CodeStoreUnavailable,
+			"the server's database is busy or unreachable right now: nothing was saved; try again shortly", nil)
+		return
+	}
 	a.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	writeError(w, http.StatusInternalServerError, "internal_error", "internal error; see the server log", nil)
 }
+
+// Storage error codes: the request changed nothing and may be repeated.
+const (
+	CodeStorageFull      = "storage_full"
+	CodeStoreUnavailable = "store_unavailable"
+)
 
 // decode reads a JSON body into v strictly: unknown fields, trailing data
 // and non-JSON content types are rejected before anything changes.

@@ -21,6 +21,12 @@ func Transient(err error) bool {
 	return false
 }
 
+// Full reports whether err is the disk (or the database's quota) being full.
+func Full(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == sqliteFull
+}
+
 // SQLite primary result codes (sqlite.org/rescode.html).
 const (
 	sqliteBusy     = 5

@@ -38,3 +38,9 @@ func TestTransient(t *testing.T) {
 		}
 	}
 }
+
+func TestFull(t *testing.T) {
+	if !store.Full(fmt.Errorf("x: %w", coded(13))) || store.Full(coded(5)) || store.Full(errors.New("disk full")) {
+		t.Fatal("Full misjudges")
+	}
+}
