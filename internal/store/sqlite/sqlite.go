@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,9 +35,28 @@ type DB struct {
 	ws *writeStmts
 }
 
+// checkWritable says plainly when the data directory cannot take the
+// database (read-only, not a directory, no permission), instead of the
+// driver's "unable to open database file (14)".
+func checkWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".caduceus-write-check-*")
+	if err == nil {
+		name := f.Name()
+		f.Close()
+		return os.Remove(name)
+	}
+	return fmt.Errorf("the data directory %s cannot be written (%v): choose a writable one with --data-dir (CADUCEUS_DATA_DIR) or fix its permissions: %w", dir, errors.Unwrap(err), ErrDataDir)
+}
+
+// ErrDataDir is the data directory not being usable.
+var ErrDataDir = errors.New("data directory not writable")
+
 // Open opens (creating if needed) the database file at path and applies
 // pending migrations.
 func Open(ctx context.Context, path string) (*DB, error) {
+	if err := checkWritable(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
 	// FULL sync: a commit the journal reports durable survives power loss;
 	// group commit amortises the fsync.
 	pragmas := []string{
