@@ -44,12 +44,24 @@ func TestFullDiskAnswersClearly(t *testing.T) {
 	if e.Error.Code != "storage_full" || e.Error.Message == "" {
 		t.Fatalf("send on a full disk: %+v, want 507 storage_full", e)
 	}
+	// Health says so while it lasts (reads still work).
+	var h struct {
+		Status, Store, Reason string
+	}
+	e2etest.Do(t, "GET", s.URL+"/api/health", nil, &h)
+	if h.Status != "degraded" || h.Store != "write_failing" || h.Reason == "" {
+		t.Fatalf("health on a full disk: %+v", h)
+	}
 	before := len(s.Runs(t, sid))
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
 	r := s.Send(t, sid, "now there is room")
 	s.WaitStatus(t, r.ID, "completed")
+	e2etest.Do(t, "GET", s.URL+"/api/health", nil, &h)
+	if h.Store != "ok" {
+		t.Fatalf("health after space returned: %+v", h)
+	}
 	if after := len(s.Runs(t, sid)); after != before+1 {
 		t.Fatalf("runs: %d before the refused send's retry, %d after, want one more", before, after)
 	}

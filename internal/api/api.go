@@ -39,6 +39,9 @@ type Options struct {
 	// Models lists providers and models for GET /api/models; nil lists
 	// none.
 	Models ModelLister
+	// Writes tells health about a storage failure writes meet now (a full
+	// disk, a database locked elsewhere); nil reports none.
+	Writes interface{ Trouble() *journal.Trouble }
 }
 
 // ModelLister describes the configured providers without their keys.

@@ -278,7 +278,26 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 		out["status"] = "degraded"
 		out["reason"] = fmt.Sprintf("no runner is alive and %d %s waiting", n, plural(n, "run is", "runs are"))
 	}
+	if a.opt.Writes != nil {
+		if tr := a.opt.Writes.Trouble(); tr != nil {
+			// Reads still work (health got this far); writes do not.
+			out["status"], out["store"] = "degraded", "write_failing"
+			out["store_failing_since"] = event.Time{Time: tr.Since}
+			out["reason"] = writeTrouble(tr.Err)
+		}
+	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// writeTrouble says in plain words why the store refuses writes.
+func writeTrouble(err error) string {
+	switch {
+	case store.Full(err):
+		return "the server's disk is full, so nothing new can be saved until space is freed"
+	case store.Transient(err):
+		return "the server's database is busy or failing, so writes are retried until it answers"
+	}
+	return "the server cannot write to its database; see the server log"
 }
 
 func plural(n int, one, many string) string {

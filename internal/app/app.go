@@ -129,7 +129,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: sqlite.SchemaVersion,
-		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg}, log)
+		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w}, log)
 
 	ui, err := web.New()
 	if err != nil {

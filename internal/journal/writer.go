@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
@@ -46,6 +48,30 @@ type Writer struct {
 	// Op can enter the queue behind the loop's final drain and be lost.
 	mu     sync.RWMutex
 	closed bool
+
+	// trouble is the storage failure writes meet since it began (nil
+	// while they succeed): health reports it while it lasts.
+	trouble atomic.Pointer[Trouble]
+}
+
+// Trouble is a storage failure that writes have met since Since.
+type Trouble struct {
+	Since time.Time
+	Err   error
+}
+
+// Trouble returns the storage failure writes meet now, or nil.
+func (w *Writer) Trouble() *Trouble { return w.trouble.Load() }
+
+// note records the outcome of a commit for Trouble.
+func (w *Writer) note(err error) {
+	if err == nil {
+		w.trouble.Store(nil)
+		return
+	}
+	if w.trouble.Load() == nil {
+		w.trouble.Store(&Trouble{Since: time.Now(), Err: err})
+	}
 }
 
 // NewWriter returns a Writer on st that calls notify after every commit.
@@ -141,6 +167,7 @@ func (w *Writer) commit(batch []pending) {
 	// Writes outlive any one caller's context: a caller that gave up still
 	// expects a queued Op to be applied or cleanly failed.
 	errs, err := w.st.WriteBatch(context.Background(), fns)
+	w.note(storageFailure(err, errs))
 	if err != nil {
 		w.log.Error("journal commit failed", "ops", len(batch), "err", err)
 		for _, p := range batch {
@@ -152,4 +179,19 @@ func (w *Writer) commit(batch []pending) {
 	for i, p := range batch {
 		p.done <- errs[i]
 	}
+}
+
+// storageFailure is the transient storage error of a commit, if any: the
+// transaction's own, or one a body met (a full disk can fail a statement
+// while the commit of the rest goes through).
+func storageFailure(err error, errs []error) error {
+	if err != nil {
+		return err
+	}
+	for _, e := range errs {
+		if store.Transient(e) {
+			return e
+		}
+	}
+	return nil
 }

@@ -19,6 +19,10 @@ export function RunnerBanner() {
         <span class="rb-text">
           No runner is running — {a.waiting} {a.waiting === 1 ? "run is" : "runs are"} waiting. Start one with <code>caduceus runner</code>.
         </span>
+      ) : a.kind === "store_write" ? (
+        <span class="rb-text">
+          Saving is not possible right now: {a.reason || "the database refuses writes"}. What was saved is safe; this clears when writes work again.
+        </span>
       ) : (
         <span class="rb-text">
           The server cannot read its database right now (store unavailable). Runs wait and nothing is lost; this clears when the store is back.

@@ -20,7 +20,10 @@ export interface AuthPrompt { error: string | null }
  * cannot read its database. */
 export type RunnerAlert =
   | { kind: "no_runner"; waiting: number }
-  | { kind: "store_unavailable" };
+  | { kind: "store_unavailable" }
+  /** The store reads but refuses writes (a full disk, a database locked
+   * elsewhere): reason is the server's plain words. */
+  | { kind: "store_write"; reason: string };
 
 export interface Store {
   // ---- read ----

@@ -24,6 +24,7 @@ export function createHealthWatch(deps: HealthWatchDeps) {
   const runnerAlert = computed<RunnerAlert | null>(() => {
     if (storeDown.value) return { kind: "store_unavailable" };
     const h = health.value;
+    if (h?.store === "write_failing") return { kind: "store_write", reason: h.reason ?? "" };
     if (!h || (h.runners ?? []).length > 0) return null;
     const waiting = (h.queue_depth ?? 0) + (h.recovering ?? 0) + (h.answered ?? 0);
     return waiting > 0 ? { kind: "no_runner", waiting } : null;

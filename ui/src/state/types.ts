@@ -101,7 +101,7 @@ export interface RunnerInfo {
 /** GET /api/health. 503 (store "unavailable") when the database cannot be
  * read; "degraded" when no runner is alive while runs wait. */
 export interface Health {
-  status: "ok" | "degraded"; store: "ok" | "unavailable"; runner_mode: "inprocess" | "none";
+  status: "ok" | "degraded"; store: "ok" | "unavailable" | "write_failing"; runner_mode: "inprocess" | "none";
   runners: RunnerInfo[]; queue_depth: number; recovering: number; reason?: string;
   /** Runs whose question was answered while they were parked: they wait
    * for a runner like queued ones. */
