@@ -45,6 +45,15 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"respond to missing request", "POST", "/api/requests/req_01m7xyac7z7270rfddajtdkqvh/respond", "application/json", `{"choice":"once"}`, 404, "not_found"},
 		{"cancel missing run", "POST", "/api/runs/run_01m7xyac7z7270rfddajtdkqvh/cancel", "", "", 404, "not_found"},
 		{"wrong method", "PUT", "/api/sessions/" + sid, "application/json", `{}`, 405, "method_not_allowed"},
+		{"content: invalid UTF-8", "POST", "/api/sessions/" + sid + "/messages", "application/json", "{\"content\":\"a\xffb\"}", 400, "invalid_utf8"},
+		{"content: lone high surrogate", "POST", "/api/sessions/" + sid + "/messages", "application/json", `{"content":"a\ud800b"}`, 400, "invalid_utf8"},
+		{"content: lone low surrogate", "POST", "/api/sessions/" + sid + "/messages", "application/json", `{"content":"a\udc00b"}`, 400, "invalid_utf8"},
+		{"content: overlong UTF-8", "POST", "/api/sessions/" + sid + "/messages", "application/json", "{\"content\":\"a\xc0\xafb\"}", 400, "invalid_utf8"},
+		{"title: lone surrogate", "PATCH", "/api/sessions/" + sid, "application/json", `{"title":"\udfff"}`, 400, "invalid_utf8"},
+		{"new session title: invalid UTF-8", "POST", "/api/sessions", "application/json", "{\"title\":\"\xfe\"}", 400, "invalid_utf8"},
+		{"rule pattern: lone surrogate", "POST", "/api/rules", "application/json", `{"tool":"run_command","pattern":"ls \ud83d"}`, 400, "invalid_utf8"},
+		{"search: invalid UTF-8", "GET", "/api/sessions?q=%FF", "", "", 400, "invalid_utf8"},
+		{"search: 50,000 characters", "GET", "/api/sessions?q=" + strings.Repeat("x", 50000), "", "", 400, "invalid_input"},
 	}
 	before := snapshot(t, s)
 	for _, tc := range cases {
@@ -265,6 +274,20 @@ func TestTokenRequiredAndNeverLeaked(t *testing.T) {
 			t.Fatalf("%s: %d", p, c)
 		}
 		all.WriteString(b)
+	}
+	// A token in the URL opens event streams only: a JSON route refuses it
+	// even when the request asks for an event stream.
+	for _, p := range []string{"/api/sessions", "/api/sessions/" + sid, "/api/sessions/" + sid + "/messages", "/api/requests", "/api/meta"} {
+		req, _ := http.NewRequest("GET", s.URL+p+"?access_token="+tok, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("%s with access_token and Accept: text/event-stream: %d, want 401", p, resp.StatusCode)
+		}
 	}
 	// The journal, through the stream (token in the query, as EventSource sends it).
 	evs := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events?access_token="+tok, nil).Until(t, "run.done", e2etest.IsType(event.RunDone))

@@ -4,6 +4,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -112,6 +113,12 @@ func (a *API) Handler() http.Handler {
 			h.ServeHTTP(&statusOnly{ResponseWriter: w}, r)
 			return
 		}
+		// Query parameters carry text too (a search, a filter): checked
+		// once here so no handler sees or stores a broken string.
+		if !validQuery(r.URL) {
+			writeInvalidUTF8(w, "query parameters")
+			return
+		}
 		mux.ServeHTTP(w, r)
 	})
 }
@@ -208,9 +215,24 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 			return false
 		}
 	}
-	dec := json.NewDecoder(r.Body)
+	// The body is read whole (the guard bounds it) so its text can be
+	// checked before any of it is decoded.
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		if httpguard.IsBodyTooLarge(err) {
+			writeError(w, http.StatusRequestEntityTooLarge, httpguard.CodeBodyTooLarge, "request body is too large", nil)
+		} else {
+			writeError(w, http.StatusBadRequest, control.CodeInvalidInput, "could not read the request body", nil)
+		}
+		return false
+	}
+	if !validJSONText(b) {
+		writeInvalidUTF8(w, "the request body")
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err = dec.Decode(v)
 	if err == nil && dec.More() {
 		err = errors.New("unexpected data after the JSON value")
 	}

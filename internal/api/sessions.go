@@ -3,9 +3,11 @@ package api
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
@@ -37,6 +39,12 @@ func pathID(w http.ResponseWriter, r *http.Request, prefix, what string) (string
 	return v, true
 }
 
+// maxSearchChars bounds a title search. Titles hold at most 200
+// characters, so a longer search cannot match; the bound keeps the LIKE
+// pattern far below SQLite's limit (50,000 bytes), which a longer one
+// would hit as an internal error.
+const maxSearchChars = 500
+
 func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit := 50
@@ -48,6 +56,12 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
+	search := q.Get("q")
+	if utf8.RuneCountInString(search) > maxSearchChars {
+		writeError(w, http.StatusBadRequest, control.CodeInvalidInput,
+			fmt.Sprintf("q must be at most %d characters", maxSearchChars), map[string]any{"max_chars": maxSearchChars})
+		return
+	}
 	// Read before the list, so a stream opened after it misses nothing
 	// that changed the list.
 	cursor, err := a.st.LastEventID(r.Context())
@@ -55,7 +69,7 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	sessions, next, err := a.st.ListSessions(r.Context(), store.SessionPage{Limit: limit, Cursor: q.Get("cursor"), Query: q.Get("q")})
+	sessions, next, err := a.st.ListSessions(r.Context(), store.SessionPage{Limit: limit, Cursor: q.Get("cursor"), Query: search})
 	if err != nil {
 		a.fail(w, r, err)
 		return

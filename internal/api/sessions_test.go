@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -265,4 +266,34 @@ func TestMessagesAndCompact(t *testing.T) {
 	e.waitRun(t, c.ID, "the compaction to end", func(r runJSON) bool { return r.Terminal })
 	e.req("DELETE", "/api/sessions/"+s.ID, "").want(t, http.StatusNoContent, "")
 	e.req("GET", "/api/sessions/"+s.ID+"/messages", "").want(t, 404, "not_found")
+}
+
+// A search is bounded in length: a longer one is refused as bad input
+// rather than reaching SQLite, whose LIKE refuses patterns over 50,000
+// bytes with an internal error. The bound counts characters, not bytes.
+func TestSearchLength(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.session(t)
+	for _, tc := range []struct {
+		name   string
+		q      string
+		status int
+	}{
+		{"at the bound", strings.Repeat("a", 500), 200},
+		{"at the bound, four-byte characters", strings.Repeat("\U0001F600", 500), 200},
+		{"at the bound, all wildcards", strings.Repeat("%", 500), 200},
+		{"one over", strings.Repeat("a", 501), 400},
+		{"50,000 characters", strings.Repeat("x", 50000), 400},
+		{"50,000 wildcards", strings.Repeat("_", 50000), 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.req("GET", "/api/sessions?q="+url.QueryEscape(tc.q), "")
+			if tc.status == 200 {
+				r.want(t, 200, "")
+				return
+			}
+			r.want(t, tc.status, "invalid_input")
+		})
+	}
 }

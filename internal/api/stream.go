@@ -40,13 +40,50 @@ func (a *API) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	// A deleted session's stream replays what is left of it (its
 	// session.deleted) to a client that had not seen it; after that there
 	// is nothing to wait for.
+	f := journal.Filter{SessionID: sid}
+	var lead []event.Event
 	if tomb != 0 && cursor >= tomb {
-		writeError(w, http.StatusNotFound, control.CodeNotFound, "session deleted", nil)
-		return
+		// Past the tombstone there is nothing more, unless the cursor is
+		// past the whole journal: then the client resyncs and replays.
+		rs, err := a.resyncIfAhead(r.Context(), f, cursor)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if rs == nil {
+			writeError(w, http.StatusNotFound, control.CodeNotFound, "session deleted", nil)
+			return
+		}
+		lead, cursor = []event.Event{*rs}, 0
 	}
-	a.stream(w, r, journal.Filter{SessionID: sid}, cursor, func(e event.Event) bool {
+	a.stream(w, r, f, cursor, lead, func(e event.Event) bool {
 		return e.Type == event.SessionDeleted && e.SessionID == sid
 	})
+}
+
+// resyncIfAhead returns the resync event a stream owes a client whose
+// cursor is past the end of the journal (a client of another database, or
+// of one restored from an older backup), or nil. The hub says the same for
+// live streams; a stream that is already complete (a finished run, a
+// deleted session) never reaches the hub with such a cursor, so it must
+// answer here, and must not leave the check to a later read the journal
+// may have grown past.
+func (a *API) resyncIfAhead(ctx context.Context, f journal.Filter, cursor int64) (*event.Event, error) {
+	if cursor <= 0 {
+		return nil, nil
+	}
+	last, err := a.st.LastEventID(ctx)
+	if err != nil || cursor <= last {
+		return nil, err
+	}
+	p, err := json.Marshal(event.ResyncPayload{Reason: "cursor_ahead", Cursor: cursor, LastID: last})
+	if err != nil {
+		return nil, err
+	}
+	return &event.Event{
+		SessionID: f.SessionID, RunID: f.RunID, Type: event.Resync,
+		TS: event.Time{Time: time.Now().UTC()}, Payload: p,
+	}, nil
 }
 
 // tombstone returns the id of the session.deleted event a deleted session
@@ -91,7 +128,7 @@ func (a *API) tabEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	a.stream(w, r, f, cursor, nil)
+	a.stream(w, r, f, cursor, nil, nil)
 }
 
 // LifecycleTypes are the event types GET /api/events carries from every
@@ -118,6 +155,8 @@ func (a *API) runEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	f := journal.Filter{RunID: rid}
+	var lead []event.Event
 	if ru.Status.Terminal() {
 		last, err := a.st.RunCursor(r.Context(), rid)
 		if err != nil {
@@ -125,10 +164,19 @@ func (a *API) runEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if cursor >= last {
-			cursor = -1 // nothing left: stream nothing and close
+			rs, err := a.resyncIfAhead(r.Context(), f, cursor)
+			if err != nil {
+				a.fail(w, r, err)
+				return
+			}
+			if rs == nil {
+				cursor = -1 // nothing left: stream nothing and close
+			} else {
+				lead, cursor = []event.Event{*rs}, 0 // replay the whole run
+			}
 		}
 	}
-	a.stream(w, r, journal.Filter{RunID: rid}, cursor, func(e event.Event) bool {
+	a.stream(w, r, f, cursor, lead, func(e event.Event) bool {
 		return e.Terminal && e.RunID == rid
 	})
 }
@@ -163,9 +211,9 @@ func streamCursor(w http.ResponseWriter, r *http.Request) (int64, bool) {
 // ones, each with its ID as the SSE id. All events ready at a wake-up are
 // written with one flush. A comment line keeps idle connections alive.
 // A negative cursor means the stream is already complete: it only says so
-// and closes. The stream also ends after an event for which last (if set)
-// holds.
-func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, cursor int64, last func(event.Event) bool) {
+// and closes. Events in lead (a resync) are written first. The stream also
+// ends after an event for which last (if set) holds.
+func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, cursor int64, lead []event.Event, last func(event.Event) bool) {
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -175,6 +223,9 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, c
 
 	var buf bytes.Buffer
 	buf.WriteString("retry: 1000\n: connected\n\n")
+	for _, e := range lead {
+		writeEvent(&buf, e)
+	}
 	if cursor < 0 {
 		buf.WriteString(": run finished; nothing after this cursor\n\n")
 		a.send(w, rc, &buf)

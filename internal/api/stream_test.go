@@ -125,24 +125,68 @@ func TestSessionStreamReplayAndResume(t *testing.T) {
 
 // A cursor ahead of the journal (a client of another database, say) gets
 // a resync event without an id, so it must not move the client's cursor.
+// Every stream says so, whether it would go on live or is already
+// complete (a finished run, a deleted session): after the resync it
+// replays from the start, and a complete one then closes.
 func TestStreamResyncOnCursorAhead(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	s := e.session(t)
-	e.send(t, s.ID, "hi")
+	liveRun := e.send(t, s.ID, "hi")
+	done := e.session(t)
+	doneRun := e.send(t, done.ID, "bye")
+	e.req("POST", "/api/runs/"+doneRun.ID+"/cancel", "").want(t, 200, "")
+	gone := e.session(t)
+	e.req("DELETE", "/api/sessions/"+gone.ID, "").want(t, 204, "")
 	ahead := e.lastID() + 1000
-	for _, path := range []string{"/api/sessions/" + s.ID + "/events", "/api/events"} {
-		t.Run(path, func(t *testing.T) {
-			st, _ := e.openSSE(t, path, "Last-Event-ID", fmt.Sprint(ahead))
-			f := st.next(t)
-			if f.ev.Type != event.Resync || f.id != "" {
-				t.Fatalf("first frame %s with id %q, want resync without id", f.ev.Type, f.id)
-			}
-			var p event.ResyncPayload
-			if err := json.Unmarshal(f.ev.Payload, &p); err != nil || p.Reason != "cursor_ahead" || p.Cursor != ahead || p.LastID != e.lastID() {
-				t.Fatalf("resync payload %s", f.ev.Payload)
-			}
-		})
+	for _, tc := range []struct {
+		path   string
+		closes event.Type // the stream replays up to this event and ends; "" stays open
+	}{
+		{"/api/sessions/" + s.ID + "/events", ""},
+		{"/api/events", ""},
+		{"/api/events?session=" + s.ID, ""},
+		{"/api/runs/" + liveRun.ID + "/events", ""},
+		{"/api/runs/" + doneRun.ID + "/events", event.RunDone},
+		{"/api/sessions/" + gone.ID + "/events", event.SessionDeleted},
+	} {
+		for _, how := range []string{"Last-Event-ID", "after"} {
+			t.Run(tc.path+" "+how, func(t *testing.T) {
+				path, hdr := tc.path, []string{"Last-Event-ID", fmt.Sprint(ahead)}
+				if how == "after" {
+					sep := "?"
+					if strings.Contains(path, "?") {
+						sep = "&"
+					}
+					path, hdr = path+sep+"after="+fmt.Sprint(ahead), nil
+				}
+				st, r := e.openSSE(t, path, hdr...)
+				if st == nil {
+					t.Fatalf("no stream: %d %s", r.code, r.body)
+				}
+				f := st.next(t)
+				if f.ev.Type != event.Resync || f.id != "" {
+					t.Fatalf("first frame %s with id %q, want resync without id", f.ev.Type, f.id)
+				}
+				var p event.ResyncPayload
+				if err := json.Unmarshal(f.ev.Payload, &p); err != nil || p.Reason != "cursor_ahead" || p.Cursor != ahead || p.LastID != e.lastID() {
+					t.Fatalf("resync payload %s", f.ev.Payload)
+				}
+				if tc.closes == "" {
+					if g := st.next(t); g.id == "" || g.ev.Type == event.Resync {
+						t.Fatalf("after the resync: %s with id %q, want a replayed event", g.ev.Type, g.id)
+					}
+					return
+				}
+				rest := st.rest(t)
+				if len(rest) == 0 || rest[len(rest)-1].ev.Type != tc.closes {
+					t.Fatalf("replay after the resync %v, want it to end with %s", types(rest), tc.closes)
+				}
+				if rest[0].ev.Seq != 1 && rest[0].ev.Type != event.SessionDeleted {
+					t.Fatalf("replay starts at seq %d (%s), want the start", rest[0].ev.Seq, rest[0].ev.Type)
+				}
+			})
+		}
 	}
 }
 

@@ -23,6 +23,9 @@ const (
 	CodeInvalidCursor = "invalid_cursor"
 	CodeNotResumable  = "not_resumable"
 	CodeSuperseded    = "superseded"
+	// CodeInvalidUTF8 refuses text that is not valid UTF-8: invalid or
+	// overlong byte sequences, or a JSON escape of an unpaired surrogate.
+	CodeInvalidUTF8 = "invalid_utf8"
 )
 
 // Error is a failure a client caused and can act on.

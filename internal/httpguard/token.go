@@ -12,14 +12,16 @@ import (
 // request headers.
 const queryTokenParam = "access_token"
 
-// authorized accepts the bearer header, or the query parameter on an
-// event-stream GET only: anywhere else a token in the URL would be an
-// avoidable leak into history, proxies and logs.
+// authorized accepts the bearer header, or the query parameter on a GET
+// of an event-stream route that asks for an event stream only: anywhere
+// else a token in the URL would be an avoidable leak into history, proxies
+// and logs. The route decides, not the Accept header, which any client can
+// set on a JSON route.
 func (g *Guard) authorized(r *http.Request) bool {
 	if tok, ok := bearerToken(r.Header.Get("Authorization")); ok && g.tokenMatches(tok) {
 		return true
 	}
-	if r.Method != http.MethodGet || !acceptsEventStream(r.Header) || r.URL == nil {
+	if r.Method != http.MethodGet || r.URL == nil || !isEventStreamPath(r.URL.Path) || !acceptsEventStream(r.Header) {
 		return false
 	}
 	tok := r.URL.Query().Get(queryTokenParam)
@@ -40,6 +42,25 @@ func bearerToken(h string) (string, bool) {
 	}
 	tok = strings.TrimSpace(tok)
 	return tok, tok != ""
+}
+
+// isEventStreamPath reports whether path is one of the event-stream
+// routes: /api/events, /api/sessions/{id}/events, /api/runs/{id}/events.
+// It matches the path exactly, segment by segment, so a JSON route cannot
+// pass for one with a suffix, a prefix, dot segments or extra slashes.
+func isEventStreamPath(path string) bool {
+	if path == "/api/events" {
+		return true
+	}
+	parts := strings.Split(path, "/")
+	if len(parts) != 5 || parts[0] != "" || parts[1] != "api" || parts[4] != "events" {
+		return false
+	}
+	if parts[2] != "sessions" && parts[2] != "runs" {
+		return false
+	}
+	idPart := parts[3]
+	return idPart != "" && idPart != "." && idPart != ".."
 }
 
 func acceptsEventStream(h http.Header) bool {
