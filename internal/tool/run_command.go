@@ -267,6 +267,7 @@ func mentionedPaths(ws *workspaceFS, cwd, command string) []string {
 func (t runCommand) startBackground(env Env, command, dir, cwd string, timeout time.Duration) Result {
 	p, err := t.cfg.Processes.start(bgSpec{
 		session: env.SessionID,
+		run:     env.RunID,
 		command: command,
 		dir:     dir,
 		cwd:     cwd,
@@ -279,6 +280,8 @@ func (t runCommand) startBackground(env Env, command, dir, cwd string, timeout t
 		return errorResult("cannot start a background command: %v; kill one you no longer need with the process tool first", err)
 	case errors.Is(err, errTableClosed):
 		return errorResult("cannot start a background command: %v", err)
+	case errors.As(err, new(*trackError)):
+		return errorResult("the background command was not started: it could not be recorded (%v), and an unrecorded process could outlive the runner unseen", bareErr(err))
 	case err != nil:
 		return errorResult("could not start the command: %v", bareErr(err))
 	}
