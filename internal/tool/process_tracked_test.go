@@ -93,28 +93,53 @@ func TestBackgroundTracked(t *testing.T) {
 	}
 }
 
+// A foreground command is recorded while it runs too: its runner dying
+// mid-command would leave it running in its own session.
+func TestForegroundTracked(t *testing.T) {
+	f, reg := trackedFixture(t, Config{})
+	// The record is written just after the shell starts: wait for it.
+	command := fmt.Sprintf(`while [ -z "$(ls %[1]s)" ]; do sleep 0.01; done; ls %[1]s; echo "$CADUCEUS_PROCESS"`, reg.Dir())
+	args, _ := json.Marshal(map[string]any{"command": command, "timeout_s": 10})
+	res := callEnv(t, context.Background(), f.run, Env{Workspace: f.ws, SessionID: "s", RunID: "run_1"}, string(args))
+	if res.Status != event.ToolOK {
+		t.Fatalf("%s: %s", res.Status, res.Output)
+	}
+	lines := strings.Fields(res.Output)
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "rnr_test.cmd_") || !strings.HasSuffix(lines[0], ".json") ||
+		lines[1] != "rnr_test/"+strings.TrimSuffix(strings.TrimPrefix(lines[0], "rnr_test."), ".json") {
+		t.Fatalf("the command saw records %q", res.Output)
+	}
+	if recs, _ := reg.Records(); len(recs) != 0 {
+		t.Fatalf("records after the command: %+v", recs)
+	}
+}
+
 // A process that cannot be recorded does not run: it could outlive its
 // runner unseen. The model is told plainly, and nothing is left running.
-func TestBackgroundUnrecordedNotStarted(t *testing.T) {
-	f, reg := trackedFixture(t, Config{})
-	// Where the registry keeps its records is now a file.
-	must(t, os.RemoveAll(reg.Dir()))
-	must(t, os.WriteFile(reg.Dir(), nil, 0o600))
-	args := `{"command": "echo $$ > pid; sleep 30", "background": true}`
-	res := callEnv(t, context.Background(), f.run, Env{Workspace: f.ws, SessionID: "s"}, args)
-	if res.Status != event.ToolError || !strings.Contains(res.Output, "was not started: it could not be recorded") ||
-		strings.Contains(res.Output, reg.Dir()) {
-		t.Fatalf("start without a registry: %s %q", res.Status, res.Output)
-	}
-	if b, err := os.ReadFile(filepath.Join(f.ws, "pid")); err == nil {
-		// The shell ran before it was killed: it must be gone.
-		var pid int
-		if _, err := fmt.Sscan(string(b), &pid); err == nil {
-			assertPIDGone(t, pid)
-		}
-	}
-	list := f.do("s", map[string]any{"action": "list"}).Data.(ProcessListData)
-	if len(list.Processes) != 0 {
-		t.Fatalf("the table lists %+v", list.Processes)
+func TestUnrecordedNotStarted(t *testing.T) {
+	for _, background := range []bool{true, false} {
+		t.Run(fmt.Sprintf("background=%v", background), func(t *testing.T) {
+			f, reg := trackedFixture(t, Config{})
+			// Where the registry keeps its records is now a file.
+			must(t, os.RemoveAll(reg.Dir()))
+			must(t, os.WriteFile(reg.Dir(), nil, 0o600))
+			args, _ := json.Marshal(map[string]any{"command": "echo $$ > pid; sleep 30", "background": background})
+			res := callEnv(t, context.Background(), f.run, Env{Workspace: f.ws, SessionID: "s"}, string(args))
+			if res.Status != event.ToolError || !strings.Contains(res.Output, "was not started: it could not be recorded") ||
+				strings.Contains(res.Output, reg.Dir()) {
+				t.Fatalf("start without a registry: %s %q", res.Status, res.Output)
+			}
+			if b, err := os.ReadFile(filepath.Join(f.ws, "pid")); err == nil {
+				// The shell ran before it was killed: it must be gone.
+				var pid int
+				if _, err := fmt.Sscan(string(b), &pid); err == nil {
+					assertPIDGone(t, pid)
+				}
+			}
+			list := f.do("s", map[string]any{"action": "list"}).Data.(ProcessListData)
+			if len(list.Processes) != 0 {
+				t.Fatalf("the table lists %+v", list.Processes)
+			}
+		})
 	}
 }

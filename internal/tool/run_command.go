@@ -179,14 +179,21 @@ func (t runCommand) Run(ctx context.Context, env Env, args json.RawMessage) (Res
 		return t.startBackground(env, a.Command, dir, cwd, timeout), nil
 	}
 
-	o, err := shellRun{
+	sr := shellRun{
 		command:  a.Command,
 		dir:      dir,
 		env:      commandEnv(t.cfg.Env),
 		timeout:  timeout,
 		outCap:   t.cfg.OutputCap,
 		progress: env.Progress,
-	}.run(ctx)
+	}
+	if t.cfg.Processes != nil && t.cfg.Processes.reg != nil {
+		sr.track = &tracking{reg: t.cfg.Processes.reg, session: env.SessionID, runID: env.RunID}
+	}
+	o, err := sr.run(ctx)
+	if errors.As(err, new(*trackError)) {
+		return errorResult("the command was not started: it could not be recorded (%v), and an unrecorded process could outlive the runner unseen", bareErr(err)), nil
+	}
 	if err != nil {
 		return errorResult("could not start the command: %v", bareErr(err)), nil
 	}
