@@ -56,7 +56,8 @@ type Process struct {
 // Record is the content of one record file.
 type Record struct {
 	ProcessID string `json:"process_id"`
-	PID       int    `json:"pid"`
+	// PID is 0 between Prepare and Track: the process is being started.
+	PID int `json:"pid"`
 	// PGID is the process group to kill; the shell runs in a session of its
 	// own, so it equals PID.
 	PGID int `json:"pgid"`
@@ -117,15 +118,23 @@ func (r *Registry) Env(processID string) string {
 
 func (r *Registry) token(processID string) string { return r.runnerID + "/" + processID }
 
-// Track records p. Call it after the process started and before it is
-// reaped (before cmd.Wait returns): until then its pid cannot name another
-// process, so the start time read here is its own.
-func (r *Registry) Track(p Process) error {
-	if r.runnerID == "" {
-		return errors.New("proctrack: this registry belongs to no runner")
+// Prepare records a process about to start (p.PID is ignored): should the
+// runner die between starting it and Track, a sweep still finds it by the
+// environment entry (Env) it was started with. Call it before starting the
+// process, and do not start it when Prepare fails.
+func (r *Registry) Prepare(p Process) error {
+	if err := r.check(p); err != nil {
+		return err
 	}
-	if !validName(p.ProcessID) {
-		return fmt.Errorf("proctrack: invalid process id %q", p.ProcessID)
+	return r.write(r.record(p, 0, 0))
+}
+
+// Track records p once it has started, replacing what Prepare wrote. Call
+// it before the process is reaped (before cmd.Wait returns): until then its
+// pid cannot name another process, so the start time read here is its own.
+func (r *Registry) Track(p Process) error {
+	if err := r.check(p); err != nil {
+		return err
 	}
 	if p.PID <= 1 {
 		return fmt.Errorf("proctrack: invalid pid %d", p.PID)
@@ -134,11 +143,25 @@ func (r *Registry) Track(p Process) error {
 	if err != nil {
 		return fmt.Errorf("proctrack: start time of pid %d: %w", p.PID, err)
 	}
-	rec := Record{
+	return r.write(r.record(p, p.PID, st.startTicks))
+}
+
+func (r *Registry) check(p Process) error {
+	if r.runnerID == "" {
+		return errors.New("proctrack: this registry belongs to no runner")
+	}
+	if !validName(p.ProcessID) {
+		return fmt.Errorf("proctrack: invalid process id %q", p.ProcessID)
+	}
+	return nil
+}
+
+func (r *Registry) record(p Process, pid int, startTicks uint64) Record {
+	return Record{
 		ProcessID:  p.ProcessID,
-		PID:        p.PID,
-		PGID:       p.PID,
-		StartTicks: st.startTicks,
+		PID:        pid,
+		PGID:       pid,
+		StartTicks: startTicks,
 		RunnerID:   r.runnerID,
 		RunID:      p.RunID,
 		SessionID:  p.SessionID,
@@ -147,7 +170,6 @@ func (r *Registry) Track(p Process) error {
 		Deadline:   p.Deadline.UTC(),
 		Owner:      r.self,
 	}
-	return r.write(rec)
 }
 
 // Untrack removes the record of processID once the process has ended

@@ -5,6 +5,7 @@ package proctrack
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -64,15 +65,22 @@ func TestReadStatOfSelf(t *testing.T) {
 
 func TestTrackUntrack(t *testing.T) {
 	r := open(t, "rnr_a")
-	p := startProc(t, "", nil, "sleep", "30")
-	pid := p.Process.Pid
+	proc := startProc(t, "", nil, "sleep", "30")
+	pid := proc.Process.Pid
 	st, err := readStat(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Hour)
-	if err := r.Track(Process{ProcessID: "proc_1", PID: pid, RunID: "run_1", SessionID: "ses_1", Command: "sleep 30",
-		StartedAt: time.Now(), Deadline: deadline}); err != nil {
+	p := Process{ProcessID: "proc_1", RunID: "run_1", SessionID: "ses_1", Command: "sleep 30", StartedAt: time.Now(), Deadline: deadline}
+	if err := r.Prepare(p); err != nil {
+		t.Fatal(err)
+	}
+	if recs, _ := r.Records(); len(recs) != 1 || recs[0].PID != 0 || recs[0].PGID != 0 || recs[0].ProcessID != "proc_1" {
+		t.Fatalf("records after Prepare = %+v, want one without a pid", recs)
+	}
+	p.PID = pid
+	if err := r.Track(p); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := r.Records()
@@ -144,7 +152,9 @@ func TestSweep(t *testing.T) {
 		name string
 		// edit turns the record of a live victim (owner: this process,
 		// no deadline) into the case's.
-		edit       func(rec *Record)
+		edit func(rec *Record)
+		// marked victims carry the record's environment entry.
+		marked     bool
 		wantKilled bool
 		wantKept   bool
 	}{
@@ -165,13 +175,26 @@ func TestSweep(t *testing.T) {
 		{name: "another pid namespace", edit: func(rec *Record) { rec.Owner = gone(rec.Owner); rec.Owner.PIDNS = "pid:[1]" }, wantKept: true},
 		{name: "an earlier boot", edit: func(rec *Record) { rec.Owner = gone(rec.Owner); rec.Owner.Boot = "earlier" }},
 		{name: "pgid not the pid", edit: func(rec *Record) { rec.Owner = gone(rec.Owner); rec.PGID = 1 }},
+		// The runner died between starting the process and recording its
+		// pid (Prepare, no Track): the environment entry finds it.
+		{name: "pid not recorded yet, runner gone", marked: true, edit: func(rec *Record) { rec.Owner = gone(rec.Owner); unstarted(rec) }, wantKilled: true},
+		{name: "pid not recorded yet, runner alive", marked: true, edit: unstarted, wantKept: true},
+		{name: "pid not recorded yet, not this process", edit: func(rec *Record) { rec.Owner = gone(rec.Owner); unstarted(rec) }},
+		{name: "runner gone, a process left with the entry", marked: true, edit: func(rec *Record) { rec.Owner = gone(rec.Owner); rec.StartTicks-- }, wantKilled: true},
 	}
-	for _, tt := range tests {
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := open(t, "rnr_a")
-			victim := startProc(t, "", nil, "sleep", "30")
-			rec := recordOf(t, r, victim.Process.Pid, "proc_v")
+			// Unique per case: the cases run side by side, and a sweep
+			// kills whatever carries its record's entry.
+			procID := fmt.Sprintf("proc_%d", i)
+			var env []string
+			if tt.marked {
+				env = append(os.Environ(), r.Env(procID))
+			}
+			victim := startProc(t, "", env, "sleep", "30")
+			rec := recordOf(t, r, victim.Process.Pid, procID)
 			tt.edit(&rec)
 			if err := r.write(rec); err != nil {
 				t.Fatal(err)
@@ -296,6 +319,9 @@ func startProc(t *testing.T, dir string, env []string, name string, args ...stri
 	})
 	return p
 }
+
+// unstarted makes rec what Prepare writes: no pid yet.
+func unstarted(rec *Record) { rec.PID, rec.PGID, rec.StartTicks = 0, 0, 0 }
 
 func recordOf(t *testing.T, r *Registry, pid int, processID string) Record {
 	t.Helper()

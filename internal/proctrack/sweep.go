@@ -35,7 +35,8 @@ const (
 // group goes with it: the group cannot have been reused while its leader
 // lives), and any other process that carries the record's EnvVar entry
 // and started after it, which finds what the command left behind after
-// its shell exited or what moved to a session of its own. Sweep never
+// its shell exited or what moved to a session of its own, and a process
+// whose runner died after starting it but before recording its pid. Sweep never
 // blocks on a process: it sends SIGKILL and moves on.
 func (r *Registry) Sweep(ctx context.Context) {
 	ents, err := os.ReadDir(r.dir)
@@ -135,14 +136,16 @@ func alive(pid int, startTicks uint64) bool {
 // kill SIGKILLs what is left of rec and returns how many processes it
 // signalled.
 func (r *Registry) kill(rec Record) int {
-	if rec.PID <= 1 || rec.PGID != rec.PID {
+	if rec.PID < 0 || rec.PID == 1 || rec.PGID != rec.PID {
 		// kill(-1) would signal every process we may signal; a record
 		// saying so is not one we wrote.
 		return 0
 	}
 	n := 0
 	group := false
-	if alive(rec.PID, rec.StartTicks) {
+	// A record without a pid (Prepare, not yet Track) has only the
+	// environment entry to go by.
+	if rec.PID > 1 && alive(rec.PID, rec.StartTicks) {
 		if err := syscall.Kill(-rec.PGID, syscall.SIGKILL); err == nil {
 			group = true
 			n++
@@ -155,7 +158,7 @@ func (r *Registry) kill(rec Record) int {
 	entry := EnvVar + "=" + rec.RunnerID + "/" + rec.ProcessID
 	self := os.Getpid()
 	for _, pid := range ps {
-		if pid == self || pid == rec.PID {
+		if pid == self {
 			continue
 		}
 		st, err := readStat(pid)

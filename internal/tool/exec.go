@@ -78,10 +78,20 @@ func (r shellRun) run(ctx context.Context) (shellOutcome, error) {
 	cmd := exec.Command("/bin/sh", "-c", r.command)
 	cmd.Dir = r.dir
 	cmd.Env = r.env
-	var trackID string
+	var tracked proctrack.Process
 	if r.track != nil {
-		trackID = "cmd_" + strings.ToLower(rand.Text()[:8])
-		cmd.Env = append(slices.Clip(cmd.Env), r.track.reg.Env(trackID))
+		// As for a background process (ProcessTable.start): recorded before
+		// it starts, its pid once it has.
+		tracked = proctrack.Process{ProcessID: "cmd_" + strings.ToLower(rand.Text()[:8]), RunID: r.track.runID,
+			SessionID: r.track.session, Command: r.command, StartedAt: time.Now(), Deadline: time.Now().Add(r.timeout)}
+		cmd.Env = append(slices.Clip(cmd.Env), r.track.reg.Env(tracked.ProcessID))
+		if err := r.track.reg.Prepare(tracked); err != nil {
+			outW.Close()
+			errW.Close()
+			return shellOutcome{}, &trackError{err: err}
+		}
+		// Once the group has been killed below, or it never started.
+		defer func() { _ = r.track.reg.Untrack(tracked.ProcessID) }()
 	}
 	// *os.File outputs are handed to the child as is: exec starts no copying
 	// goroutines, so Wait returns when the shell exits and we control how
@@ -98,17 +108,12 @@ func (r shellRun) run(ctx context.Context) (shellOutcome, error) {
 	}
 	pid := cmd.Process.Pid
 	if r.track != nil {
-		// Before anything reaps the shell, as for a background process; one
-		// that cannot be recorded does not run.
-		err := r.track.reg.Track(proctrack.Process{ProcessID: trackID, PID: pid, RunID: r.track.runID,
-			SessionID: r.track.session, Command: r.command, StartedAt: start, Deadline: start.Add(r.timeout)})
-		if err != nil {
+		tracked.PID = pid
+		if err := r.track.reg.Track(tracked); err != nil {
 			killGroup(pid)
 			_ = cmd.Wait()
 			return shellOutcome{}, &trackError{err: err}
 		}
-		// Once the group has been killed below: nothing of it is left.
-		defer func() { _ = r.track.reg.Untrack(trackID) }()
 	}
 
 	buf := newCapBuffer(r.outCap)

@@ -148,13 +148,21 @@ func (pt *ProcessTable) start(spec bgSpec) (*bgProcess, error) {
 
 	procID := pt.newIDLocked()
 	env := spec.env
+	tracked := proctrack.Process{ProcessID: procID, RunID: spec.run, SessionID: spec.session, Command: spec.command,
+		StartedAt: time.Now(), Deadline: time.Now().Add(spec.timeout)}
 	if pt.reg != nil {
 		// Inherited by everything the command starts, this is how a sweep
-		// recognises what the shell left behind.
+		// recognises what the shell left behind, or a shell whose pid this
+		// runner did not live to record. A process that could not be
+		// recorded could outlive this runner unseen: it does not run.
 		env = append(slices.Clip(env), pt.reg.Env(procID))
+		if err := pt.reg.Prepare(tracked); err != nil {
+			return nil, &trackError{err: err}
+		}
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
+		pt.untrack(procID)
 		return nil, err
 	}
 	cmd := exec.Command("/bin/sh", "-c", spec.command)
@@ -168,19 +176,18 @@ func (pt *ProcessTable) start(spec bgSpec) (*bgProcess, error) {
 	w.Close()
 	if err != nil {
 		r.Close()
+		pt.untrack(procID)
 		return nil, err
 	}
 	started := time.Now()
 	if pt.reg != nil {
-		// Recorded before anything reaps the shell, so its pid is still its
-		// own. A process that could not be recorded could outlive this
-		// runner unseen: it does not run at all.
-		err := pt.reg.Track(proctrack.Process{ProcessID: procID, PID: cmd.Process.Pid, RunID: spec.run, SessionID: spec.session,
-			Command: spec.command, StartedAt: started, Deadline: started.Add(spec.timeout)})
-		if err != nil {
+		// Before anything reaps the shell, so its pid is still its own.
+		tracked.PID = cmd.Process.Pid
+		if err := pt.reg.Track(tracked); err != nil {
 			killGroup(cmd.Process.Pid)
 			_ = cmd.Wait()
 			r.Close()
+			pt.untrack(procID)
 			return nil, &trackError{err: err}
 		}
 	}
@@ -224,8 +231,18 @@ func (pt *ProcessTable) start(spec bgSpec) (*bgProcess, error) {
 	return p, nil
 }
 
-// trackError is a process that was started but could not be recorded,
-// and was killed at once.
+// untrack removes the record of a process that has ended (nothing of its
+// group survives SIGKILL) or never started. Should the removal fail, the
+// record outlives the process harmlessly: its pid's start time no longer
+// matches, and a sweep removes it once this runner is gone.
+func (pt *ProcessTable) untrack(procID string) {
+	if pt.reg != nil {
+		_ = pt.reg.Untrack(procID)
+	}
+}
+
+// trackError is a process that could not be recorded, and so was not
+// started or was killed at once.
 type trackError struct{ err error }
 
 func (e *trackError) Error() string { return e.err.Error() }
@@ -240,12 +257,7 @@ func (pt *ProcessTable) supervise(p *bgProcess, cmd *exec.Cmd, r *os.File, reade
 	// Jobs the shell left would run unsupervised and hold the pipe; they go
 	// with it. The group id cannot have been reused while they live.
 	killGroup(p.pid)
-	if pt.reg != nil {
-		// Nothing of the group survives SIGKILL. Should the removal fail,
-		// the record outlives the process harmlessly: its pid's start time
-		// no longer matches, and a sweep removes it once this runner is gone.
-		_ = pt.reg.Untrack(p.id)
-	}
+	pt.untrack(p.id)
 	p.mu.Lock()
 	p.reaped = true
 	p.mu.Unlock()
