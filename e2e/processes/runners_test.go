@@ -68,7 +68,8 @@ func TestWebRestartRunKeepsGoing(t *testing.T) {
 	}
 }
 
-// A runner SIGKILLed while a command runs: the run is interrupted (no
+// A runner SIGKILLed while a command runs: the command is killed too (the
+// web tier's watchdog finds its record), the run is interrupted (no
 // retries), a person resumes it on a new runner, and the command is
 // reported as interrupted instead of being run a second time.
 func TestRunnerKilledRunResumes(t *testing.T) {
@@ -77,7 +78,7 @@ func TestRunnerKilledRunResumes(t *testing.T) {
 	e2etest.KillPidFile(t, pids)
 	// $$ is the shell, the leader of the command's process group: one line
 	// per execution, and the handle to kill what outlives its runner.
-	command := `echo $$ >> pids.txt; sleep 3; echo done >> out.txt`
+	command := `echo $$ >> pids.txt; sleep 30; echo done >> out.txt`
 	sp := e2etest.WriteScript(t, e2etest.Script(
 		e2etest.Turn(e2etest.Text("Running it."), e2etest.Call("run_command", fmt.Sprintf(`{"command":%q}`, command))),
 		e2etest.Turn(e2etest.Text("finished")),
@@ -100,6 +101,13 @@ func TestRunnerKilledRunResumes(t *testing.T) {
 	web.WaitRun(t, r.ID, 30*time.Second, "interrupted", func(r e2etest.RunJSON) bool { return r.Status == "interrupted" })
 	if d := time.Since(killed); d > 15*time.Second {
 		t.Errorf("the run was interrupted %s after its runner died; lease 2s", d.Round(time.Millisecond))
+	}
+	shell := readPID(t, pids)
+	for alive(shell) {
+		if time.Since(killed) > 15*time.Second {
+			t.Fatalf("the command (pid %d) still runs %s after its runner died", shell, time.Since(killed).Round(time.Millisecond))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	evs := e2etest.OpenStream(t, web.URL+"/api/runs/"+r.ID+"/events", nil).Until(t, "worker_stopped", func(e event.Event) bool {
 		return e.Type == event.Diagnostic && e2etest.Payload[event.DiagnosticPayload](t, e).Code == "worker_stopped"

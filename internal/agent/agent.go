@@ -69,6 +69,7 @@ type Loop struct {
 	System    string
 	Workspace string
 	SessionID string
+	RunID     string
 	MaxTurns  int
 	// Mode is the approval policy; "" means smart.
 	Mode policy.Mode

@@ -129,7 +129,7 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall, w 
 	if err := h.Flush(ctx); err != nil {
 		return tool.Result{}, err
 	}
-	env := tool.Env{Workspace: l.Workspace, SessionID: l.SessionID, Emit: h.Emit, Progress: func(stream, text string) {
+	env := tool.Env{Workspace: l.Workspace, SessionID: l.SessionID, RunID: l.RunID, Emit: h.Emit, Progress: func(stream, text string) {
 		_ = h.Emit(event.ToolUpdated, event.ToolUpdatedPayload{ToolCallID: c.ID, Stream: stream, Output: text})
 	}}
 	res, err := t.Run(ctx, env, c.Args)

@@ -20,9 +20,11 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
+	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/memory"
 	"github.com/caduceus-dev/caduceus/internal/models"
+	"github.com/caduceus-dev/caduceus/internal/proctrack"
 	"github.com/caduceus-dev/caduceus/internal/provider/anthropic"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 	"github.com/caduceus-dev/caduceus/internal/provider/openai"
@@ -110,15 +112,30 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.hub = journal.NewHub(st, poll, log)
 	a.w = journal.NewWriter(st, a.afterCommit, log)
 	a.w.Start()
+	var runnerID string
+	if cfg.Runner != config.RunnerNone {
+		runnerID = id.New("rnr")
+	}
+	// Background processes are recorded under the data dir, so whoever
+	// sweeps next (a runner starting, any watchdog) kills those whose
+	// runner died.
+	procReg, err := proctrack.Open(filepath.Join(cfg.DataDir, "procs"), runnerID, log)
+	var sweeper runner.ProcessSweeper
+	if err != nil {
+		log.Warn("background processes are tracked in memory only: one outliving its runner will not be found", "err", err)
+		procReg = nil
+	} else {
+		sweeper = procReg
+	}
 	if cfg.Runner != config.RunnerNone {
 		mem := memory.New(filepath.Join(cfg.DataDir, "memory"))
-		a.procs = tool.NewProcessTable(0, 0)
+		a.procs = tool.NewProcessTable(0, 0, procReg)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
-		a.runner = runner.New(runner.Config{Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redact: red.String,
-			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent},
+		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redact: red.String,
+			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper},
 			st, a.w, a.hub, tools, reg, log)
 	} else {
-		a.watch = runner.NewWatchdog(st, a.w, "", cfg.Lease, log)
+		a.watch = runner.NewWatchdog(st, a.w, "", cfg.Lease, sweeper, log)
 	}
 	if !webTier {
 		if err := a.runner.Register(ctx); err != nil {

@@ -159,6 +159,12 @@ func (w *Writer) loop() {
 	}
 }
 
+// changeReporter is a store that can tell whether a batch changed
+// anything (sqlite.DB).
+type changeReporter interface {
+	WriteBatchChanges(ctx context.Context, fns []func(store.Tx) error) ([]error, bool, error)
+}
+
 func (w *Writer) commit(batch []pending) {
 	fns := make([]func(store.Tx) error, len(batch))
 	for i, p := range batch {
@@ -166,8 +172,21 @@ func (w *Writer) commit(batch []pending) {
 	}
 	// Writes outlive any one caller's context: a caller that gave up still
 	// expects a queued Op to be applied or cleanly failed.
-	errs, err := w.st.WriteBatch(context.Background(), fns)
-	w.note(storageFailure(err, errs))
+	var errs []error
+	var err error
+	changed := true
+	if cr, ok := w.st.(changeReporter); ok && w.trouble.Load() != nil {
+		// While writes fail, a batch that changed nothing (a claim that
+		// found no run, a conditional update another process won) commits
+		// even on a full disk: only one that changed something shows
+		// writes work again.
+		errs, changed, err = cr.WriteBatchChanges(context.Background(), fns)
+	} else {
+		errs, err = w.st.WriteBatch(context.Background(), fns)
+	}
+	if fail := storageFailure(err, errs); fail != nil || changed {
+		w.note(fail)
+	}
 	if err != nil {
 		w.log.Error("journal commit failed", "ops", len(batch), "err", err)
 		for _, p := range batch {

@@ -36,6 +36,10 @@ type Resolver interface {
 
 // Config tunes a Runner. Zero values mean the defaults.
 type Config struct {
+	// ID is the runner's identity; "" makes a fresh one. Set it when
+	// something made before the runner must know it (the registry of
+	// background processes records it).
+	ID            string
 	Lease         time.Duration // how long a claim lasts without heartbeat; default 15s
 	MaxConcurrent int           // runs executed at once; default 8
 	// Grace is how long a stopping runner waits for its runs to reach a
@@ -54,6 +58,9 @@ type Config struct {
 	}
 	// ApprovalMode is the approval policy of runs whose session sets none.
 	ApprovalMode string
+	// Processes, when set, is swept with every watchdog sweep (see
+	// Watchdog).
+	Processes ProcessSweeper
 }
 
 // Runner executes runs. Create it with New and call Run.
@@ -98,10 +105,13 @@ func New(cfg Config, st store.Store, w *journal.Writer, hub *journal.Hub, tools 
 		cfg.MaxConcurrent = 8
 	}
 	host, _ := os.Hostname()
-	rid := id.New("rnr")
+	rid := cfg.ID
+	if rid == "" {
+		rid = id.New("rnr")
+	}
 	log = log.With("runner", rid)
 	return &Runner{id: rid, host: host, cfg: cfg, st: st, w: w, hub: hub, tools: tools, pick: pick,
-		log: log, active: map[string]*active{}, wake: make(chan struct{}, 1), watch: NewWatchdog(st, w, rid, cfg.Lease, log)}
+		log: log, active: map[string]*active{}, wake: make(chan struct{}, 1), watch: NewWatchdog(st, w, rid, cfg.Lease, cfg.Processes, log)}
 }
 
 // ID returns the runner's identity, the fence of its writes.

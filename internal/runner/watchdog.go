@@ -21,10 +21,15 @@ import (
 // tier without a runner, so runs of a dead runner are marked even when no
 // other runner is alive. Several watchdogs may sweep at once: the status
 // change is conditional, so one of them wins and the rest change nothing.
+//
+// With a ProcessSweeper, every sweep also kills the background processes
+// of this host whose runner is gone or whose time limit has passed; that
+// needs no store, so it happens even while the database cannot be read.
 type Watchdog struct {
 	st    store.Store
 	w     *journal.Writer
-	self  string // the runner this watchdog belongs to ("" for a web tier)
+	procs ProcessSweeper // nil: none
+	self  string         // the runner this watchdog belongs to ("" for a web tier)
 	host  string
 	lease time.Duration
 	log   *slog.Logger
@@ -33,11 +38,17 @@ type Watchdog struct {
 	born time.Time
 }
 
+// ProcessSweeper kills the background processes left by runners that are
+// gone, and those past their time limit (proctrack.Registry).
+type ProcessSweeper interface {
+	Sweep(ctx context.Context)
+}
+
 // NewWatchdog returns a Watchdog; self is the ID of the runner it runs in,
-// whose runs it leaves alone, or "".
-func NewWatchdog(st store.Store, w *journal.Writer, self string, lease time.Duration, log *slog.Logger) *Watchdog {
+// whose runs it leaves alone, or "". procs may be nil.
+func NewWatchdog(st store.Store, w *journal.Writer, self string, lease time.Duration, procs ProcessSweeper, log *slog.Logger) *Watchdog {
 	host, _ := os.Hostname()
-	return &Watchdog{st: st, w: w, self: self, host: host, lease: lease, log: log, born: time.Now().Truncate(time.Millisecond)} // the store keeps milliseconds
+	return &Watchdog{st: st, w: w, procs: procs, self: self, host: host, lease: lease, log: log, born: time.Now().Truncate(time.Millisecond)} // the store keeps milliseconds
 }
 
 // Run sweeps every third of a lease until ctx ends: a dead runner's runs
@@ -55,8 +66,12 @@ func (d *Watchdog) Run(ctx context.Context) {
 	}
 }
 
-// Sweep marks the runs of runners that are gone and forgets those runners.
+// Sweep kills the processes the ProcessSweeper finds abandoned, marks the
+// runs of runners that are gone and forgets those runners.
 func (d *Watchdog) Sweep(ctx context.Context) {
+	if d.procs != nil {
+		d.procs.Sweep(ctx)
+	}
 	runs, err := d.st.RunsWithStatus(ctx, run.Running, run.Cancelling, run.AwaitingApproval, run.AwaitingClarify)
 	if err != nil {
 		return

@@ -49,7 +49,7 @@ func TestWatchdogSweep(t *testing.T) {
 			e := newEnv(t, script(turn(text("hi"))), control.RetryPolicy{})
 			var wd *runner.Watchdog
 			if tc.early {
-				wd = runner.NewWatchdog(e.st, e.w, "", lease, slog.New(slog.DiscardHandler))
+				wd = runner.NewWatchdog(e.st, e.w, "", lease, nil, slog.New(slog.DiscardHandler))
 				time.Sleep(2 * time.Millisecond) // the store keeps milliseconds
 			}
 			r := e.send("go")
@@ -73,7 +73,7 @@ func TestWatchdogSweep(t *testing.T) {
 				t.Fatal(err)
 			}
 			if wd == nil {
-				wd = runner.NewWatchdog(e.st, e.w, "", lease, slog.New(slog.DiscardHandler))
+				wd = runner.NewWatchdog(e.st, e.w, "", lease, nil, slog.New(slog.DiscardHandler))
 			}
 			wd.Sweep(e.ctx)
 			got := e.run(r.ID)

@@ -2,13 +2,17 @@ package tool
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/proctrack"
 )
 
 const (
@@ -29,6 +33,16 @@ type shellRun struct {
 	timeout  time.Duration
 	outCap   int
 	progress func(stream, text string)
+	// track, when set, records the command while it runs: it runs in a
+	// session of its own, so a runner that dies mid-command would leave it
+	// running (see internal/proctrack).
+	track *tracking
+}
+
+// tracking is what shellRun needs to record its command.
+type tracking struct {
+	reg            *proctrack.Registry
+	session, runID string
 }
 
 // shellOutcome is what happened to it.
@@ -64,6 +78,21 @@ func (r shellRun) run(ctx context.Context) (shellOutcome, error) {
 	cmd := exec.Command("/bin/sh", "-c", r.command)
 	cmd.Dir = r.dir
 	cmd.Env = r.env
+	var tracked proctrack.Process
+	if r.track != nil {
+		// As for a background process (ProcessTable.start): recorded before
+		// it starts, its pid once it has.
+		tracked = proctrack.Process{ProcessID: "cmd_" + strings.ToLower(rand.Text()[:8]), RunID: r.track.runID,
+			SessionID: r.track.session, Command: r.command, StartedAt: time.Now(), Deadline: time.Now().Add(r.timeout)}
+		cmd.Env = append(slices.Clip(cmd.Env), r.track.reg.Env(tracked.ProcessID))
+		if err := r.track.reg.Prepare(tracked); err != nil {
+			outW.Close()
+			errW.Close()
+			return shellOutcome{}, &trackError{err: err}
+		}
+		// Once the group has been killed below, or it never started.
+		defer func() { _ = r.track.reg.Untrack(tracked.ProcessID) }()
+	}
 	// *os.File outputs are handed to the child as is: exec starts no copying
 	// goroutines, so Wait returns when the shell exits and we control how
 	// long to keep reading.
@@ -78,6 +107,14 @@ func (r shellRun) run(ctx context.Context) (shellOutcome, error) {
 		return shellOutcome{}, err
 	}
 	pid := cmd.Process.Pid
+	if r.track != nil {
+		tracked.PID = pid
+		if err := r.track.reg.Track(tracked); err != nil {
+			killGroup(pid)
+			_ = cmd.Wait()
+			return shellOutcome{}, &trackError{err: err}
+		}
+	}
 
 	buf := newCapBuffer(r.outCap)
 	var pump *progressPump

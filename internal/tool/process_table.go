@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/proctrack"
 )
 
 // Defaults of a ProcessTable.
@@ -59,9 +60,13 @@ func (e *tooManyError) Error() string {
 // ProcessTable holds the background processes started by run_command, per
 // session. Make one with NewProcessTable and share it between the tools of
 // a runner; it is safe for concurrent use, and Close kills what is left.
+// With a registry, every process is also recorded on disk while it runs,
+// so that one outliving this runner is found and killed by the next
+// runner or watchdog (internal/proctrack).
 type ProcessTable struct {
 	maxLive int
 	bufCap  int
+	reg     *proctrack.Registry // nil: tracked in memory only
 
 	mu     sync.Mutex
 	procs  map[string]*bgProcess
@@ -70,20 +75,22 @@ type ProcessTable struct {
 
 // NewProcessTable returns a table running at most maxLive processes at a
 // time, each keeping the last bufBytes of its output. Zero or negative
-// values mean DefaultMaxProcesses and DefaultProcessBuffer.
-func NewProcessTable(maxLive, bufBytes int) *ProcessTable {
+// values mean DefaultMaxProcesses and DefaultProcessBuffer. reg, when not
+// nil, records each process durably while it runs.
+func NewProcessTable(maxLive, bufBytes int, reg *proctrack.Registry) *ProcessTable {
 	if maxLive <= 0 {
 		maxLive = DefaultMaxProcesses
 	}
 	if bufBytes <= 0 {
 		bufBytes = DefaultProcessBuffer
 	}
-	return &ProcessTable{maxLive: maxLive, bufCap: bufBytes, procs: map[string]*bgProcess{}}
+	return &ProcessTable{maxLive: maxLive, bufCap: bufBytes, reg: reg, procs: map[string]*bgProcess{}}
 }
 
 // bgSpec is a background command to start.
 type bgSpec struct {
 	session string
+	run     string
 	command string
 	dir     string // absolute
 	cwd     string // relative to the workspace, for display
@@ -139,13 +146,28 @@ func (pt *ProcessTable) start(spec bgSpec) (*bgProcess, error) {
 	}
 	pt.pruneLocked()
 
+	procID := pt.newIDLocked()
+	env := spec.env
+	tracked := proctrack.Process{ProcessID: procID, RunID: spec.run, SessionID: spec.session, Command: spec.command,
+		StartedAt: time.Now(), Deadline: time.Now().Add(spec.timeout)}
+	if pt.reg != nil {
+		// Inherited by everything the command starts, this is how a sweep
+		// recognises what the shell left behind, or a shell whose pid this
+		// runner did not live to record. A process that could not be
+		// recorded could outlive this runner unseen: it does not run.
+		env = append(slices.Clip(env), pt.reg.Env(procID))
+		if err := pt.reg.Prepare(tracked); err != nil {
+			return nil, &trackError{err: err}
+		}
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
+		pt.untrack(procID)
 		return nil, err
 	}
 	cmd := exec.Command("/bin/sh", "-c", spec.command)
 	cmd.Dir = spec.dir
-	cmd.Env = spec.env
+	cmd.Env = env
 	// Passing the *os.File makes exec start no copying goroutine, so Wait
 	// returns when the shell exits and we decide how long to keep reading.
 	cmd.Stdout, cmd.Stderr = w, w
@@ -154,16 +176,29 @@ func (pt *ProcessTable) start(spec bgSpec) (*bgProcess, error) {
 	w.Close()
 	if err != nil {
 		r.Close()
+		pt.untrack(procID)
 		return nil, err
+	}
+	started := time.Now()
+	if pt.reg != nil {
+		// Before anything reaps the shell, so its pid is still its own.
+		tracked.PID = cmd.Process.Pid
+		if err := pt.reg.Track(tracked); err != nil {
+			killGroup(cmd.Process.Pid)
+			_ = cmd.Wait()
+			r.Close()
+			pt.untrack(procID)
+			return nil, &trackError{err: err}
+		}
 	}
 
 	p := &bgProcess{
-		id:      pt.newIDLocked(),
+		id:      procID,
 		session: spec.session,
 		command: spec.command,
 		cwd:     spec.cwd,
 		pid:     cmd.Process.Pid,
-		started: time.Now(),
+		started: started,
 		exited:  make(chan struct{}),
 		done:    make(chan struct{}),
 		ring:    newOutputRing(pt.bufCap),
@@ -192,19 +227,37 @@ func (pt *ProcessTable) start(spec bgSpec) (*bgProcess, error) {
 	timer := time.AfterFunc(spec.timeout, func() {
 		p.terminate("timed out after " + describeDuration(spec.timeout))
 	})
-	go p.supervise(cmd, r, readerDone, timer)
+	go pt.supervise(p, cmd, r, readerDone, timer)
 	return p, nil
 }
 
+// untrack removes the record of a process that has ended (nothing of its
+// group survives SIGKILL) or never started. Should the removal fail, the
+// record outlives the process harmlessly: its pid's start time no longer
+// matches, and a sweep removes it once this runner is gone.
+func (pt *ProcessTable) untrack(procID string) {
+	if pt.reg != nil {
+		_ = pt.reg.Untrack(procID)
+	}
+}
+
+// trackError is a process that could not be recorded, and so was not
+// started or was killed at once.
+type trackError struct{ err error }
+
+func (e *trackError) Error() string { return e.err.Error() }
+func (e *trackError) Unwrap() error { return e.err }
+
 // supervise reaps the shell, kills what it left behind, drains the output
 // and records the end.
-func (p *bgProcess) supervise(cmd *exec.Cmd, r *os.File, readerDone <-chan struct{}, timer *time.Timer) {
+func (pt *ProcessTable) supervise(p *bgProcess, cmd *exec.Cmd, r *os.File, readerDone <-chan struct{}, timer *time.Timer) {
 	_ = cmd.Wait() // the exit status is read from ProcessState
 	ended := time.Now()
 	timer.Stop()
 	// Jobs the shell left would run unsupervised and hold the pipe; they go
 	// with it. The group id cannot have been reused while they live.
 	killGroup(p.pid)
+	pt.untrack(p.id)
 	p.mu.Lock()
 	p.reaped = true
 	p.mu.Unlock()

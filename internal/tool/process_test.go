@@ -28,7 +28,7 @@ type procFixture struct {
 
 func newProcFixture(t *testing.T, cfg Config, maxLive, bufBytes int) *procFixture {
 	t.Helper()
-	table := NewProcessTable(maxLive, bufBytes)
+	table := NewProcessTable(maxLive, bufBytes, nil)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -407,7 +407,7 @@ func TestBackgroundCap(t *testing.T) {
 }
 
 func TestProcessTablePrunesFinished(t *testing.T) {
-	table := NewProcessTable(0, 0)
+	table := NewProcessTable(0, 0, nil)
 	defer table.Close(context.Background())
 	base := time.Now()
 	for i := range maxFinished + 5 {
@@ -426,7 +426,7 @@ func TestProcessTablePrunesFinished(t *testing.T) {
 }
 
 func TestProcessTableClose(t *testing.T) {
-	table := NewProcessTable(0, 0)
+	table := NewProcessTable(0, 0, nil)
 	cfg := Config{Processes: table}
 	run := NewRunCommand(cfg)
 	ws := workspace(t, nil)
@@ -476,7 +476,7 @@ func TestProcessTableClose(t *testing.T) {
 }
 
 func TestProcessTableCloseDeadline(t *testing.T) {
-	table := NewProcessTable(0, 0)
+	table := NewProcessTable(0, 0, nil)
 	run := NewRunCommand(Config{Processes: table})
 	ws := workspace(t, nil)
 	res := callEnv(t, context.Background(), run, Env{Workspace: ws},
@@ -537,7 +537,7 @@ func TestProcessArgs(t *testing.T) {
 }
 
 func TestProcessLabelAndIntent(t *testing.T) {
-	tl := NewProcess(Config{Processes: NewProcessTable(0, 0)})
+	tl := NewProcess(Config{Processes: NewProcessTable(0, 0, nil)})
 	tests := []struct {
 		args, label string
 		intent      Intent
@@ -559,7 +559,7 @@ func TestProcessLabelAndIntent(t *testing.T) {
 		t.Error("schema is not JSON")
 	}
 
-	run := NewRunCommand(Config{Processes: NewProcessTable(0, 0)})
+	run := NewRunCommand(Config{Processes: NewProcessTable(0, 0, nil)})
 	if s := run.Spec().Parameters; !json.Valid(s) || !strings.Contains(string(s), `"background"`) {
 		t.Errorf("run_command schema with a table:\n%s", s)
 	}

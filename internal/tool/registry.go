@@ -46,7 +46,8 @@ type Config struct {
 	Env []string
 	// Processes holds run_command's background processes; the process tool
 	// reads and kills them. Nil refuses background commands. The owner
-	// closes it at shutdown.
+	// closes it at shutdown. Its registry, if any, also records foreground
+	// commands while they run.
 	Processes *ProcessTable
 	// BackgroundTimeout bounds how long a background command may run
 	// (default DefaultBackgroundTimeout): long enough for a dev server,

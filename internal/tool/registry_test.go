@@ -94,7 +94,7 @@ func TestBadArgumentsNeverPanic(t *testing.T) {
 		`{"command": 1}`, `{"question": false}`, `{"depth": 1e99}`, `{"limit": 1.5}`, `{"offset": "1"}`,
 		`{"path": "a\u0000b"}`, `{"command": "echo\u0000"}`, `{} {}`, `{"choices": "a"}`, `{"zzz": 1}`,
 	}
-	r := Builtin(Config{Memory: memory.New(t.TempDir()), Skills: skill.New(t.TempDir()), Processes: NewProcessTable(0, 0)})
+	r := Builtin(Config{Memory: memory.New(t.TempDir()), Skills: skill.New(t.TempDir()), Processes: NewProcessTable(0, 0, nil)})
 	for _, name := range r.Names() {
 		tl, _ := r.Get(name)
 		for _, args := range bad {

@@ -179,14 +179,21 @@ func (t runCommand) Run(ctx context.Context, env Env, args json.RawMessage) (Res
 		return t.startBackground(env, a.Command, dir, cwd, timeout), nil
 	}
 
-	o, err := shellRun{
+	sr := shellRun{
 		command:  a.Command,
 		dir:      dir,
 		env:      commandEnv(t.cfg.Env),
 		timeout:  timeout,
 		outCap:   t.cfg.OutputCap,
 		progress: env.Progress,
-	}.run(ctx)
+	}
+	if t.cfg.Processes != nil && t.cfg.Processes.reg != nil {
+		sr.track = &tracking{reg: t.cfg.Processes.reg, session: env.SessionID, runID: env.RunID}
+	}
+	o, err := sr.run(ctx)
+	if errors.As(err, new(*trackError)) {
+		return errorResult("the command was not started: it could not be recorded (%v), and an unrecorded process could outlive the runner unseen", bareErr(err)), nil
+	}
 	if err != nil {
 		return errorResult("could not start the command: %v", bareErr(err)), nil
 	}
@@ -267,6 +274,7 @@ func mentionedPaths(ws *workspaceFS, cwd, command string) []string {
 func (t runCommand) startBackground(env Env, command, dir, cwd string, timeout time.Duration) Result {
 	p, err := t.cfg.Processes.start(bgSpec{
 		session: env.SessionID,
+		run:     env.RunID,
 		command: command,
 		dir:     dir,
 		cwd:     cwd,
@@ -279,6 +287,8 @@ func (t runCommand) startBackground(env Env, command, dir, cwd string, timeout t
 		return errorResult("cannot start a background command: %v; kill one you no longer need with the process tool first", err)
 	case errors.Is(err, errTableClosed):
 		return errorResult("cannot start a background command: %v", err)
+	case errors.As(err, new(*trackError)):
+		return errorResult("the background command was not started: it could not be recorded (%v), and an unrecorded process could outlive the runner unseen", bareErr(err))
 	case err != nil:
 		return errorResult("could not start the command: %v", bareErr(err))
 	}

@@ -19,6 +19,9 @@ type Env struct {
 	// SessionID is the session the call belongs to (background processes and
 	// todo lists are per session).
 	SessionID string
+	// RunID is the run the call belongs to (recorded with background
+	// processes, for people reading what is left of a run).
+	RunID string
 	// Progress, when set, receives incremental output (e.g. command stdout);
 	// it must not block for long.
 	Progress func(stream, text string)

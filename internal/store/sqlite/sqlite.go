@@ -117,9 +117,30 @@ func (d *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 
 // WriteBatch runs fns in one transaction, each under its own savepoint.
 func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) ([]error, error) {
+	errs, _, err := d.writeBatch(ctx, fns, false)
+	return errs, err
+}
+
+// WriteBatchChanges is WriteBatch that also reports whether the committed
+// transaction changed any row. One that changed nothing wrote nothing, so
+// its success says nothing about whether writes work: on a full disk an
+// empty transaction still commits. It costs two more statements, so the
+// journal writer uses it only while writes fail.
+func (d *DB) WriteBatchChanges(ctx context.Context, fns []func(store.Tx) error) ([]error, bool, error) {
+	return d.writeBatch(ctx, fns, true)
+}
+
+func (d *DB) writeBatch(ctx context.Context, fns []func(store.Tx) error, count bool) ([]error, bool, error) {
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("begin: %w", err)
+		return nil, false, fmt.Errorf("begin: %w", err)
+	}
+	var before int64
+	if count {
+		if err := tx.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&before); err != nil {
+			tx.Rollback()
+			return nil, false, fmt.Errorf("count changes: %w", err)
+		}
 	}
 	t := &txn{reader: reader{q: tx}, tx: tx, ws: d.ws}
 	errs := make([]error, len(fns))
@@ -130,27 +151,47 @@ func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) ([]erro
 		}
 		if _, err := t.stmt(wSavepointOp).ExecContext(ctx); err != nil {
 			tx.Rollback()
-			return nil, fmt.Errorf("savepoint: %w", err)
+			return nil, false, fmt.Errorf("savepoint: %w", err)
 		}
 		if errs[i] = fn(t); errs[i] != nil {
 			if _, err := t.stmt(wRollbackToOp).ExecContext(ctx); err != nil {
 				tx.Rollback()
-				return nil, fmt.Errorf("rollback to savepoint: %w", err)
+				return nil, false, fmt.Errorf("rollback to savepoint: %w", err)
 			}
 		}
 		if _, err := t.stmt(wReleaseOp).ExecContext(ctx); err != nil {
 			tx.Rollback()
-			return nil, fmt.Errorf("release savepoint: %w", err)
+			return nil, false, fmt.Errorf("release savepoint: %w", err)
 		}
 	}
 	if len(fns) == 1 && errs[0] != nil {
 		tx.Rollback()
-		return errs, nil
+		return errs, false, nil
+	}
+	changed := false
+	if count {
+		// Changes a failing body made and rolled back to its savepoint are
+		// counted too; with no body succeeding, none of them is committed.
+		var after int64
+		if err := tx.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&after); err != nil {
+			tx.Rollback()
+			return nil, false, fmt.Errorf("count changes: %w", err)
+		}
+		changed = after > before && anySucceeded(errs)
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("commit: %w", err)
+		return nil, false, fmt.Errorf("commit: %w", err)
 	}
-	return errs, nil
+	return errs, changed, nil
+}
+
+func anySucceeded(errs []error) bool {
+	for _, err := range errs {
+		if err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // migrate applies embedded migrations newer than the recorded version.
