@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -37,6 +38,10 @@ type Info struct {
 type Options struct {
 	Heartbeat   time.Duration // SSE keep-alive comment interval; default 15s
 	LeaseWindow time.Duration // a runner is live if it beat within this; default 45s
+	// StreamWriteTimeout bounds each write of an event stream: a client
+	// that stops reading is dropped once its buffers are full and a write
+	// has waited this long. Default 30s.
+	StreamWriteTimeout time.Duration
 	// Models lists providers and models for GET /api/models; nil lists
 	// none.
 	Models ModelLister
@@ -59,6 +64,8 @@ type API struct {
 	info Info
 	opt  Options
 	log  *slog.Logger
+	// reclaim hands memory back to the system after large replays end.
+	reclaim *reclaimer
 }
 
 // New returns the API.
@@ -69,7 +76,11 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 	if opt.LeaseWindow <= 0 {
 		opt.LeaseWindow = 45 * time.Second
 	}
-	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log}
+	if opt.StreamWriteTimeout <= 0 {
+		opt.StreamWriteTimeout = 30 * time.Second
+	}
+	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log,
+		reclaim: &reclaimer{free: debug.FreeOSMemory, threshold: reclaimThreshold, delay: reclaimDelay, gap: reclaimGap}}
 }
 
 // Handler returns the routes. Wrap it with httpguard.
