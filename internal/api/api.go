@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/models"
+	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
@@ -42,6 +44,9 @@ type Options struct {
 	// that stops reading is dropped once its buffers are full and a write
 	// has waited this long. Default 30s.
 	StreamWriteTimeout time.Duration
+	// MaxStreamsPerAddr bounds the event streams one client address
+	// (netlimit.Key) holds at once; 0 means no limit.
+	MaxStreamsPerAddr int
 	// Models lists providers and models for GET /api/models; nil lists
 	// none.
 	Models ModelLister
@@ -64,6 +69,8 @@ type API struct {
 	info Info
 	opt  Options
 	log  *slog.Logger
+	// streams counts the open event streams per client address.
+	streams *netlimit.PerAddr
 	// reclaim hands memory back to the system after large replays end.
 	reclaim *reclaimer
 }
@@ -79,7 +86,7 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 	if opt.StreamWriteTimeout <= 0 {
 		opt.StreamWriteTimeout = 30 * time.Second
 	}
-	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log,
+	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log, streams: netlimit.NewPerAddr(opt.MaxStreamsPerAddr),
 		reclaim: &reclaimer{free: debug.FreeOSMemory, threshold: reclaimThreshold, delay: reclaimDelay, gap: reclaimGap}}
 }
 
@@ -210,6 +217,14 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, http.StatusInternalServerError, "internal_error", "internal error; see the server log", nil)
 }
 
+// CodeRequestTimeout answers a request whose body did not arrive within
+// the server's read timeout; the connection is closed after it.
+const CodeRequestTimeout = "request_timeout"
+
+// CodeTooManyStreams refuses an event stream to a client address that
+// holds Options.MaxStreamsPerAddr already.
+const CodeTooManyStreams = "too_many_streams"
+
 // Storage error codes: the request changed nothing and may be repeated.
 const (
 	CodeStorageFull      = "storage_full"
@@ -230,9 +245,16 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	// checked before any of it is decoded.
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
-		if httpguard.IsBodyTooLarge(err) {
+		var ne net.Error
+		switch {
+		case httpguard.IsBodyTooLarge(err):
 			writeError(w, http.StatusRequestEntityTooLarge, httpguard.CodeBodyTooLarge, "request body is too large", nil)
-		} else {
+		case errors.As(err, &ne) && ne.Timeout():
+			// The server's read timeout passed: the client sent the headers
+			// and then too little of the body, too slowly.
+			writeError(w, http.StatusRequestTimeout, CodeRequestTimeout,
+				"the request body did not arrive within the server's read timeout; nothing was changed", nil)
+		default:
 			writeError(w, http.StatusBadRequest, control.CodeInvalidInput, "could not read the request body", nil)
 		}
 		return false

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
@@ -214,6 +216,15 @@ func streamCursor(w http.ResponseWriter, r *http.Request) (int64, bool) {
 // and closes. Events in lead (a resync) are written first. The stream also
 // ends after an event for which last (if set) holds.
 func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, cursor int64, lead []event.Event, last func(event.Event) bool) {
+	key := netlimit.Key(r.RemoteAddr)
+	if !a.streams.Acquire(key) {
+		n := a.streams.Limit()
+		writeError(w, http.StatusTooManyRequests, CodeTooManyStreams,
+			fmt.Sprintf("this client has %d event streams open, the most one address may hold; close one (a browser tab holds one)", n),
+			map[string]any{"limit": n})
+		return
+	}
+	defer a.streams.Release(key)
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
