@@ -11,7 +11,9 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/models"
+	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
@@ -37,6 +40,13 @@ type Info struct {
 type Options struct {
 	Heartbeat   time.Duration // SSE keep-alive comment interval; default 15s
 	LeaseWindow time.Duration // a runner is live if it beat within this; default 45s
+	// StreamWriteTimeout bounds each write of an event stream: a client
+	// that stops reading is dropped once its buffers are full and a write
+	// has waited this long. Default 30s.
+	StreamWriteTimeout time.Duration
+	// MaxStreamsPerAddr bounds the event streams one client address
+	// (netlimit.Key) holds at once; 0 means no limit.
+	MaxStreamsPerAddr int
 	// Models lists providers and models for GET /api/models; nil lists
 	// none.
 	Models ModelLister
@@ -59,6 +69,10 @@ type API struct {
 	info Info
 	opt  Options
 	log  *slog.Logger
+	// streams counts the open event streams per client address.
+	streams *netlimit.PerAddr
+	// reclaim hands memory back to the system after large replays end.
+	reclaim *reclaimer
 }
 
 // New returns the API.
@@ -69,7 +83,11 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 	if opt.LeaseWindow <= 0 {
 		opt.LeaseWindow = 45 * time.Second
 	}
-	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log}
+	if opt.StreamWriteTimeout <= 0 {
+		opt.StreamWriteTimeout = 30 * time.Second
+	}
+	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log, streams: netlimit.NewPerAddr(opt.MaxStreamsPerAddr),
+		reclaim: &reclaimer{free: debug.FreeOSMemory, threshold: reclaimThreshold, delay: reclaimDelay, gap: reclaimGap}}
 }
 
 // Handler returns the routes. Wrap it with httpguard.
@@ -199,6 +217,14 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, http.StatusInternalServerError, "internal_error", "internal error; see the server log", nil)
 }
 
+// CodeRequestTimeout answers a request whose body did not arrive within
+// the server's read timeout; the connection is closed after it.
+const CodeRequestTimeout = "request_timeout"
+
+// CodeTooManyStreams refuses an event stream to a client address that
+// holds Options.MaxStreamsPerAddr already.
+const CodeTooManyStreams = "too_many_streams"
+
 // Storage error codes: the request changed nothing and may be repeated.
 const (
 	CodeStorageFull      = "storage_full"
@@ -219,9 +245,16 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	// checked before any of it is decoded.
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
-		if httpguard.IsBodyTooLarge(err) {
+		var ne net.Error
+		switch {
+		case httpguard.IsBodyTooLarge(err):
 			writeError(w, http.StatusRequestEntityTooLarge, httpguard.CodeBodyTooLarge, "request body is too large", nil)
-		} else {
+		case errors.As(err, &ne) && ne.Timeout():
+			// The server's read timeout passed: the client sent the headers
+			// and then too little of the body, too slowly.
+			writeError(w, http.StatusRequestTimeout, CodeRequestTimeout,
+				"the request body did not arrive within the server's read timeout; nothing was changed", nil)
+		default:
 			writeError(w, http.StatusBadRequest, control.CodeInvalidInput, "could not read the request body", nil)
 		}
 		return false

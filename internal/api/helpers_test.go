@@ -51,6 +51,9 @@ type envConfig struct {
 	lease     time.Duration
 	models    bool // GET /api/models lists the registry
 	retry     control.RetryPolicy
+	// Each write of a stream and the streams one address may hold.
+	streamWrite time.Duration
+	maxStreams  int
 }
 
 type envOpt func(*envConfig)
@@ -69,6 +72,12 @@ func withLeaseWindow(d time.Duration) envOpt { return func(c *envConfig) { c.lea
 func withRetries(n int, backoff time.Duration) envOpt {
 	return func(c *envConfig) { c.retry = control.RetryPolicy{Max: n, Backoff: backoff} }
 }
+
+// withStreamWriteTimeout bounds each write of an event stream.
+func withStreamWriteTimeout(d time.Duration) envOpt { return func(c *envConfig) { c.streamWrite = d } }
+
+// withMaxStreams bounds the event streams of one client address.
+func withMaxStreams(n int) envOpt { return func(c *envConfig) { c.maxStreams = n } }
 
 // withModels serves the demo registry on GET /api/models.
 func withModels() envOpt { return func(c *envConfig) { c.models = true } }
@@ -91,7 +100,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 		script = *cfg.script
 	}
 	reg := models.New(models.File{}, func(string) string { return "" }, nil, demo.New(script))
-	aopt := api.Options{Heartbeat: cfg.heartbeat, LeaseWindow: cfg.lease}
+	aopt := api.Options{Heartbeat: cfg.heartbeat, LeaseWindow: cfg.lease, StreamWriteTimeout: cfg.streamWrite, MaxStreamsPerAddr: cfg.maxStreams}
 	if cfg.models {
 		aopt.Models = reg
 	}

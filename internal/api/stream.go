@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
@@ -214,6 +216,15 @@ func streamCursor(w http.ResponseWriter, r *http.Request) (int64, bool) {
 // and closes. Events in lead (a resync) are written first. The stream also
 // ends after an event for which last (if set) holds.
 func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, cursor int64, lead []event.Event, last func(event.Event) bool) {
+	key := netlimit.Key(r.RemoteAddr)
+	if !a.streams.Acquire(key) {
+		n := a.streams.Limit()
+		writeError(w, http.StatusTooManyRequests, CodeTooManyStreams,
+			fmt.Sprintf("this client has %d event streams open, the most one address may hold; close one (a browser tab holds one)", n),
+			map[string]any{"limit": n})
+		return
+	}
+	defer a.streams.Release(key)
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -221,24 +232,28 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, c
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 
-	var buf bytes.Buffer
-	buf.WriteString("retry: 1000\n: connected\n\n")
+	out := &sse{w: w, rc: rc, timeout: a.opt.StreamWriteTimeout}
+	defer func() { a.reclaim.ended(out.written) }()
+	out.buf.WriteString("retry: 1000\n: connected\n\n")
 	for _, e := range lead {
-		writeEvent(&buf, e)
+		writeEvent(&out.buf, e)
 	}
 	if cursor < 0 {
-		buf.WriteString(": run finished; nothing after this cursor\n\n")
-		a.send(w, rc, &buf)
+		out.buf.WriteString(": run finished; nothing after this cursor\n\n")
+		out.flush()
 		return
 	}
 	sub := a.hub.Subscribe(f, cursor)
 	defer sub.Close()
-	if !a.send(w, rc, &buf) {
+	if !out.flush() {
 		return
 	}
 	ctx := r.Context()
 	for {
 		wait, cancel := context.WithTimeout(ctx, a.opt.Heartbeat)
+		// Next returns at most one page of the history (500 events or
+		// 64 KiB of payload), and is called again only once the page is
+		// written: a slow client is never read ahead of.
 		evs, err := sub.Next(wait)
 		cancel()
 		if err != nil {
@@ -246,8 +261,8 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, c
 				return
 			}
 			if errors.Is(err, context.DeadlineExceeded) {
-				buf.WriteString(": ping\n\n")
-				if !a.send(w, rc, &buf) {
+				out.buf.WriteString(": ping\n\n")
+				if !out.flush() {
 					return
 				}
 				continue
@@ -257,10 +272,12 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, c
 		}
 		end := false
 		for _, e := range evs {
-			writeEvent(&buf, e)
+			if !out.event(e) {
+				return
+			}
 			end = end || (last != nil && last(e))
 		}
-		if !a.send(w, rc, &buf) || end {
+		if !out.flush() || end {
 			return
 		}
 	}
@@ -282,14 +299,48 @@ func writeEvent(buf *bytes.Buffer, e event.Event) {
 	buf.WriteString("\n\n")
 }
 
-// send writes and flushes buf, bounded by a deadline so a stalled client
-// cannot pin the handler.
-func (a *API) send(w http.ResponseWriter, rc *http.ResponseController, buf *bytes.Buffer) bool {
-	_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	_, err := w.Write(buf.Bytes())
-	buf.Reset()
-	if err == nil {
-		err = rc.Flush()
+// sseChunk is how much encoded stream is gathered before it is written: a
+// page of history goes out in pieces of about this size, each bounded by
+// the write deadline. sseKeep is the most buffer a stream keeps between
+// writes: one that a large event grew is let go rather than held for the
+// life of the connection.
+const (
+	sseChunk = 32 << 10
+	sseKeep  = 64 << 10
+)
+
+// sse is the writing end of one event stream.
+type sse struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	buf     bytes.Buffer
+	written int64 // bytes handed to the connection
+}
+
+// event adds e, writing what is gathered once it reaches sseChunk.
+func (s *sse) event(e event.Event) bool {
+	writeEvent(&s.buf, e)
+	if s.buf.Len() < sseChunk {
+		return true
+	}
+	return s.write()
+}
+
+// write sends what is gathered, bounded by a deadline so a stalled client
+// cannot pin the handler, its subscription and its buffers.
+func (s *sse) write() bool {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	n, err := s.w.Write(s.buf.Bytes())
+	s.written += int64(n)
+	s.buf.Reset()
+	if s.buf.Cap() > sseKeep {
+		s.buf = bytes.Buffer{}
 	}
 	return err == nil
+}
+
+// flush sends what is gathered and flushes it to the client.
+func (s *sse) flush() bool {
+	return s.write() && s.rc.Flush() == nil
 }

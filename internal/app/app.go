@@ -24,6 +24,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/memory"
 	"github.com/caduceus-dev/caduceus/internal/models"
+	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/proctrack"
 	"github.com/caduceus-dev/caduceus/internal/provider/anthropic"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
@@ -145,8 +146,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return a, nil
 	}
 	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
+	conn := connBounds(cfg)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: sqlite.SchemaVersion,
-		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w}, log)
+		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
+		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr}, log)
 
 	ui, err := web.New()
 	if err != nil {
@@ -156,13 +159,60 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	mux := http.NewServeMux()
 	mux.Handle("/api/", ap.Handler())
 	ui.Register(mux)
-	a.srv = &http.Server{Handler: guard.Wrap(mux), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	a.srv = &http.Server{
+		Handler: guard.Wrap(mux),
+		// ReadTimeout bounds a request's headers and body only: once the
+		// body is read, net/http clears the deadline for its background
+		// read (server.go, startBackgroundRead, Go 1.26), so an event
+		// stream outlives it and its context is not cancelled
+		// (TestStreamOutlivesReadTimeout). WriteTimeout bounds a response;
+		// a stream moves its write deadline before each write.
+		ReadHeaderTimeout: min(readHeaderTimeout, conn.ReadTimeout),
+		ReadTimeout:       conn.ReadTimeout,
+		WriteTimeout:      conn.WriteTimeout,
+		IdleTimeout:       conn.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 
-	if a.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
 		a.close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	a.ln = netlimit.NewListener(ln, conn.MaxConnsPerAddr, log)
 	return a, nil
+}
+
+// readHeaderTimeout bounds reading a request's headers (within the read
+// timeout); maxHeaderBytes bounds their size. Requests to this API carry a
+// few short headers: 64 KiB leaves room for long cookies of other local
+// apps, and stops a client from making the server hold a megabyte (Go's
+// default) per connection.
+const (
+	readHeaderTimeout = 10 * time.Second
+	maxHeaderBytes    = 64 << 10
+)
+
+// connBounds fills in the defaults of the connection bounds cfg leaves
+// zero (a Config not made by config.ParseServe, as in tests).
+func connBounds(cfg config.Config) config.Config {
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = config.DefaultReadTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = config.DefaultWriteTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = config.DefaultIdleTimeout
+	}
+	if cfg.MaxConnsPerAddr == 0 {
+		cfg.MaxConnsPerAddr = config.DefaultMaxConnsPerAddr
+	}
+	if cfg.MaxStreamsPerAddr == 0 {
+		cfg.MaxStreamsPerAddr = config.DefaultMaxStreamsPerAddr
+	}
+	return cfg
 }
 
 // afterCommit wakes this process's hub and every other process's.

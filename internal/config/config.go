@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/policy"
@@ -47,6 +48,25 @@ type Config struct {
 	Grace time.Duration
 	// MaxConcurrent bounds the runs a runner executes at once.
 	MaxConcurrent int
+	// ReadTimeout bounds reading one request, headers and body; event
+	// streams, long-lived GETs, are exempt once their headers are read.
+	// Zero means DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds writing one response; an event stream applies it
+	// to each of its writes, so a client that stops reading is dropped.
+	// Zero means DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection that sends no next
+	// request. Zero means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxConnsPerAddr bounds the open connections of one client address;
+	// the listener closes any beyond it at once. Zero means
+	// DefaultMaxConnsPerAddr, negative no limit.
+	MaxConnsPerAddr int
+	// MaxStreamsPerAddr bounds the event streams one client address holds
+	// open; one more is refused with 429 too_many_streams. Zero means
+	// DefaultMaxStreamsPerAddr, negative no limit.
+	MaxStreamsPerAddr int
 	// Getenv reads provider keys (OPENAI_API_KEY, ...) when they are needed,
 	// so they are never copied into the configuration.
 	Getenv func(string) string
@@ -61,6 +81,20 @@ const (
 
 // DefaultAddr is loopback: nothing listens beyond this machine by default.
 const DefaultAddr = "127.0.0.1:7420"
+
+// The web tier's connection bounds (docs/API.md, "Connections"). A browser
+// holds about six connections per origin and one event stream per tab;
+// the limits per client address leave room for many tabs, browsers and
+// scripts on one machine while stopping one client from holding
+// thousands. Behind a reverse proxy every client shares the proxy's
+// address: raise them there, or turn them off with 0.
+const (
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second
+	DefaultMaxConnsPerAddr   = 128
+	DefaultMaxStreamsPerAddr = 32
+)
 
 // ParseServe parses the flags of `serve` with env as the environment.
 func ParseServe(args []string, getenv func(string) string) (Config, error) {
@@ -80,6 +114,21 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		fs.StringVar(&c.Addr, "addr", envOr(getenv, "CADUCEUS_ADDR", DefaultAddr), "listen address (env CADUCEUS_ADDR)")
 		fs.StringVar(&c.Runner, "runner", envOr(getenv, "CADUCEUS_RUNNER", RunnerInProcess), "where runs execute: inprocess, or none for the web tier only with separate `caduceus runner` processes (env CADUCEUS_RUNNER)")
 		fs.IntVar(&c.MaxRetries, "max-retries", 2, "automatic retries of a run whose runner died or whose provider failed transiently")
+		for _, l := range []struct {
+			p         *int
+			name, env string
+			def       int
+			usage     string
+		}{
+			{&c.MaxConnsPerAddr, "max-conns-per-addr", "CADUCEUS_MAX_CONNS_PER_ADDR", DefaultMaxConnsPerAddr, "open connections per client address; more are closed at once; 0 no limit"},
+			{&c.MaxStreamsPerAddr, "max-streams-per-addr", "CADUCEUS_MAX_STREAMS_PER_ADDR", DefaultMaxStreamsPerAddr, "event streams per client address; more are refused (429); 0 no limit"},
+		} {
+			def, err := intEnv(getenv, l.env, l.def)
+			if err != nil {
+				return c, err
+			}
+			fs.IntVar(l.p, l.name, def, l.usage+" (env "+l.env+")")
+		}
 	} else {
 		c.Runner = RunnerOnly
 	}
@@ -94,14 +143,18 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		name, env string
 		def       time.Duration
 		usage     string
+		serveOnly bool
 	}{
-		{&c.ApprovalTTL, "approval-timeout", "CADUCEUS_APPROVAL_TIMEOUT", 0, "expire unanswered approvals and questions after this long; 0 never"},
-		{&c.Lease, "lease", "CADUCEUS_LEASE", 15 * time.Second, "run lease; a runner silent this long loses its runs"},
-		{&c.Grace, "grace", "CADUCEUS_GRACE", 10 * time.Second, "on SIGTERM, how long runs may take to reach a step boundary before they are handed over"},
-		{&c.RetryBackoff, "retry-backoff", "CADUCEUS_RETRY_BACKOFF", 2 * time.Second, "wait before the first automatic retry; doubles with each retry"},
+		{&c.ApprovalTTL, "approval-timeout", "CADUCEUS_APPROVAL_TIMEOUT", 0, "expire unanswered approvals and questions after this long; 0 never", false},
+		{&c.Lease, "lease", "CADUCEUS_LEASE", 15 * time.Second, "run lease; a runner silent this long loses its runs", false},
+		{&c.Grace, "grace", "CADUCEUS_GRACE", 10 * time.Second, "on SIGTERM, how long runs may take to reach a step boundary before they are handed over", false},
+		{&c.RetryBackoff, "retry-backoff", "CADUCEUS_RETRY_BACKOFF", 2 * time.Second, "wait before the first automatic retry; doubles with each retry", true},
+		{&c.ReadTimeout, "read-timeout", "CADUCEUS_READ_TIMEOUT", DefaultReadTimeout, "longest time to read a request, headers and body (event streams exempt)", true},
+		{&c.WriteTimeout, "write-timeout", "CADUCEUS_WRITE_TIMEOUT", DefaultWriteTimeout, "longest time to write a response, or one write of an event stream", true},
+		{&c.IdleTimeout, "idle-timeout", "CADUCEUS_IDLE_TIMEOUT", DefaultIdleTimeout, "close a keep-alive connection idle this long", true},
 	}
 	for _, d := range durs {
-		if cmd != "serve" && d.name == "retry-backoff" {
+		if cmd != "serve" && d.serveOnly {
 			continue
 		}
 		def, err := durationEnv(getenv, d.env, d.def)
@@ -164,6 +217,30 @@ func (c *Config) finish() error {
 	case c.MaxConcurrent < 1:
 		return errors.New("max-concurrent must be at least 1")
 	}
+	if c.Runner == RunnerOnly {
+		return nil // no listener
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"read-timeout", c.ReadTimeout}, {"write-timeout", c.WriteTimeout}, {"idle-timeout", c.IdleTimeout}} {
+		if d.v < 100*time.Millisecond {
+			return fmt.Errorf("%s must be at least 100ms, not %s", d.name, d.v)
+		}
+	}
+	// On the command line 0 turns a limit off; in Config zero is the
+	// default and a negative value no limit.
+	for _, p := range []struct {
+		name string
+		v    *int
+	}{{"max-conns-per-addr", &c.MaxConnsPerAddr}, {"max-streams-per-addr", &c.MaxStreamsPerAddr}} {
+		switch {
+		case *p.v < 0:
+			return fmt.Errorf("%s must not be negative (0 turns the limit off)", p.name)
+		case *p.v == 0:
+			*p.v = -1
+		}
+	}
 	return nil
 }
 
@@ -172,6 +249,18 @@ func envOr(getenv func(string) string, k, def string) string {
 		return v
 	}
 	return def
+}
+
+func intEnv(getenv func(string) string, k string, def int) (int, error) {
+	v := getenv(k)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", k, err)
+	}
+	return n, nil
 }
 
 func durationEnv(getenv func(string) string, k string, def time.Duration) (time.Duration, error) {

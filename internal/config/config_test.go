@@ -48,6 +48,32 @@ func TestParseServe(t *testing.T) {
 			}},
 		{name: "bad runner mode", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--runner", "remote"}, wantErr: "runner must be"},
 		{name: "negative retries", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--max-retries", "-1"}, wantErr: "max-retries"},
+		{name: "connection bounds default", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws},
+			check: func(t *testing.T, c Config) {
+				if c.ReadTimeout != DefaultReadTimeout || c.WriteTimeout != DefaultWriteTimeout || c.IdleTimeout != DefaultIdleTimeout ||
+					c.MaxConnsPerAddr != DefaultMaxConnsPerAddr || c.MaxStreamsPerAddr != DefaultMaxStreamsPerAddr {
+					t.Fatalf("%+v", c)
+				}
+			}},
+		{name: "connection bounds from env and flags",
+			env:  map[string]string{"HOME": "/h", "CADUCEUS_READ_TIMEOUT": "2s", "CADUCEUS_IDLE_TIMEOUT": "5s", "CADUCEUS_MAX_CONNS_PER_ADDR": "16", "CADUCEUS_MAX_STREAMS_PER_ADDR": "4"},
+			args: []string{"--workspace", ws, "--write-timeout", "3s", "--max-streams-per-addr", "6"},
+			check: func(t *testing.T, c Config) {
+				if c.ReadTimeout != 2*time.Second || c.WriteTimeout != 3*time.Second || c.IdleTimeout != 5*time.Second ||
+					c.MaxConnsPerAddr != 16 || c.MaxStreamsPerAddr != 6 {
+					t.Fatalf("%+v", c)
+				}
+			}},
+		{name: "0 turns a per-address limit off", env: map[string]string{"HOME": "/h", "CADUCEUS_MAX_STREAMS_PER_ADDR": "0"}, args: []string{"--workspace", ws, "--max-conns-per-addr", "0"},
+			check: func(t *testing.T, c Config) {
+				if c.MaxConnsPerAddr >= 0 || c.MaxStreamsPerAddr >= 0 {
+					t.Fatalf("limits %d and %d, want none (negative)", c.MaxConnsPerAddr, c.MaxStreamsPerAddr)
+				}
+			}},
+		{name: "negative limit", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--max-conns-per-addr", "-2"}, wantErr: "max-conns-per-addr must not be negative"},
+		{name: "bad limit env", env: map[string]string{"HOME": "/h", "CADUCEUS_MAX_STREAMS_PER_ADDR": "many"}, args: []string{"--workspace", ws}, wantErr: "CADUCEUS_MAX_STREAMS_PER_ADDR"},
+		{name: "no read timeout", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--read-timeout", "0"}, wantErr: "read-timeout must be at least"},
+		{name: "tiny idle timeout", env: map[string]string{"HOME": "/h", "CADUCEUS_IDLE_TIMEOUT": "1ms"}, args: []string{"--workspace", ws}, wantErr: "idle-timeout must be at least"},
 		{name: "no concurrency", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--max-concurrent", "0"}, wantErr: "max-concurrent"},
 	}
 	for _, tc := range cases {
@@ -77,9 +103,11 @@ func TestParseRunner(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 	// serve-only flags are refused: a runner has no listener and no retry policy of its own.
-	for _, f := range []string{"--addr", "--runner", "--max-retries", "--retry-backoff"} {
-		if _, err := ParseRunner([]string{"--workspace", ws, "--data-dir", "/d", f, "1"}, func(string) string { return "" }); err == nil {
-			t.Errorf("%s accepted by runner", f)
+	// Each with a value serve would accept, so only the flag is refused.
+	for f, v := range map[string]string{"--addr": "127.0.0.1:1", "--runner": "none", "--max-retries": "1", "--retry-backoff": "1s",
+		"--read-timeout": "1s", "--write-timeout": "1s", "--idle-timeout": "1s", "--max-conns-per-addr": "1", "--max-streams-per-addr": "1"} {
+		if _, err := ParseRunner([]string{"--workspace", ws, "--data-dir", "/d", f, v}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "not defined") {
+			t.Errorf("%s accepted by runner: %v", f, err)
 		}
 	}
 }

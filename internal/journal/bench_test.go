@@ -228,3 +228,46 @@ func BenchmarkHubFanout(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplayLarge drains a 20 MiB run of 32 KiB events (640 tool
+// outputs) through Sub.Next with replay pages bounded by bytes (bytes=N),
+// against the same replay paged by rows only (rows-only: up to replayPage
+// events, here the whole run, in one page). MB/s is payload read; page-KB
+// is the largest page Next returned, what a subscriber holds at once.
+func BenchmarkReplayLarge(b *testing.B) {
+	const size, n = 32 << 10, 640
+	e := newEnv(b, envOpts{noHub: true})
+	e.seed(b, "s1", "r1")
+	payload := json.RawMessage(`{"output":"` + strings.Repeat("x", size-13) + `"}`)
+	for range n / 64 {
+		appendDirect(b, e.db, repeat(64, event.Draft{SessionID: "s1", RunID: "r1", Type: event.ToolDone, Payload: payload})...)
+	}
+	for _, tc := range []struct {
+		name   string
+		budget int
+	}{{"bytes=64K", 64 << 10}, {"bytes=256K", 256 << 10}, {"bytes=1M", 1 << 20}, {"rows-only", 1 << 62}} {
+		b.Run(tc.name, func(b *testing.B) {
+			hub := NewHub(e.db, 0, discard) // not running: replay reads the store only
+			hub.replayBytes = tc.budget
+			ctx := context.Background()
+			largest := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				sub := hub.Subscribe(Filter{RunID: "r1"}, 0)
+				for got := 0; got < n; {
+					evs, err := sub.Next(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					got += len(evs)
+					largest = max(largest, len(evs)*size)
+				}
+				sub.Close()
+			}
+			b.StopTimer()
+			reportRate(b, b.N*n*size/(1<<20), "MB/s")
+			b.ReportMetric(float64(largest)/1024, "page-KB")
+		})
+	}
+}

@@ -22,6 +22,9 @@ type Hub struct {
 	log  *slog.Logger
 	poll time.Duration
 	poke chan struct{}
+	// replayBytes is the byte budget of a replay page (defaultReplayBytes;
+	// a benchmark compares others).
+	replayBytes int
 
 	mu        sync.Mutex
 	last      int64 // highest event ID dispatched
@@ -31,9 +34,20 @@ type Hub struct {
 	byRun     map[string]map[*Sub]struct{}
 }
 
-// mailboxCap bounds a subscriber's undelivered events. A subscriber that
-// falls further behind re-reads from the store instead of holding memory.
-const mailboxCap = 4096
+// mailboxCap and mailboxBytes bound a subscriber's undelivered events, in
+// number and in payload bytes. A subscriber that falls further behind
+// re-reads from the store instead of holding memory.
+const (
+	mailboxCap   = 4096
+	mailboxBytes = 1 << 20
+)
+
+// tailPage and tailBytes bound one read of the journal's tail: a burst of
+// large events is read and dispatched in pieces.
+const (
+	tailPage  = 1000
+	tailBytes = 1 << 20
+)
 
 // NewHub returns a Hub over st. poll is how often it looks for events
 // committed by other processes; local commits wake it at once via Poke.
@@ -42,7 +56,7 @@ func NewHub(st store.Reader, poll time.Duration, log *slog.Logger) *Hub {
 		poll = 250 * time.Millisecond
 	}
 	return &Hub{
-		st: st, log: log, poll: poll, poke: make(chan struct{}, 1),
+		st: st, log: log, poll: poll, poke: make(chan struct{}, 1), replayBytes: defaultReplayBytes,
 		all: map[*Sub]struct{}{}, bySession: map[string]map[*Sub]struct{}{}, byRun: map[string]map[*Sub]struct{}{},
 	}
 }
@@ -68,7 +82,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	// never offer those: make it re-read the store, as after an overflow.
 	for _, s := range h.subsLocked() {
 		s.mu.Lock()
-		s.overflow, s.buf = true, nil
+		s.overflow, s.buf, s.bufBytes = true, nil, 0
 		s.mu.Unlock()
 		s.signal()
 	}
@@ -93,7 +107,7 @@ func (h *Hub) drain(ctx context.Context) {
 		h.mu.Lock()
 		after := h.last
 		h.mu.Unlock()
-		evs, err := h.st.Events(ctx, store.EventQuery{AfterID: after, Limit: 1000})
+		evs, err := h.st.Events(ctx, store.EventQuery{AfterID: after, Limit: tailPage, MaxBytes: tailBytes})
 		if err != nil {
 			if ctx.Err() == nil {
 				h.log.Warn("journal tail failed", "err", err)
@@ -104,7 +118,7 @@ func (h *Hub) drain(ctx context.Context) {
 			return
 		}
 		h.dispatch(evs)
-		if len(evs) < 1000 {
+		if !fullPage(evs, tailPage, tailBytes) {
 			return
 		}
 	}
@@ -246,6 +260,7 @@ type Sub struct {
 
 	mu       sync.Mutex
 	buf      []event.Event
+	bufBytes int // payload bytes in buf
 	overflow bool
 	replay   bool // still catching up from the store
 	closed   bool
@@ -257,10 +272,11 @@ func (s *Sub) offer(e event.Event, touched map[*Sub]struct{}) {
 		return
 	}
 	s.mu.Lock()
-	if len(s.buf) >= mailboxCap {
-		s.overflow, s.buf = true, nil
+	if len(s.buf) >= mailboxCap || (len(s.buf) > 0 && s.bufBytes+len(e.Payload) > mailboxBytes) {
+		s.overflow, s.buf, s.bufBytes = true, nil, 0
 	} else if !s.overflow {
 		s.buf = append(s.buf, e)
+		s.bufBytes += len(e.Payload)
 	}
 	s.mu.Unlock()
 	touched[s] = struct{}{}
@@ -282,8 +298,30 @@ func (s *Sub) Cursor() int64 { return s.cursor }
 // Close unsubscribes.
 func (s *Sub) Close() { s.h.unsubscribe(s) }
 
-// replayPage is how many events one store read returns while catching up.
-const replayPage = 500
+// replayPage and defaultReplayBytes bound one store read while catching
+// up: a page ends at 500 events or with the event that reaches 64 KiB of
+// payload, whichever comes first. Next returns one page at a time, so a
+// subscriber never holds more of the history than that ahead of its
+// reader, however long the history and however slow the reader. Smaller
+// pages cost little: BenchmarkReplayLarge reads 20 MB of large events at
+// about 85% of the rate of unbounded pages (docs/BENCHMARKS.md).
+const (
+	replayPage         = 500
+	defaultReplayBytes = 64 << 10
+)
+
+// fullPage reports whether a page read with these bounds ended at one of
+// them, so more may follow; a shorter page reached the end.
+func fullPage(evs []event.Event, rows, bytes int) bool {
+	if len(evs) >= rows {
+		return true
+	}
+	n := 0
+	for _, e := range evs {
+		n += len(e.Payload)
+	}
+	return n >= bytes
+}
 
 // Next blocks until events after the cursor exist and returns them in ID
 // order, never one twice. The first call may return a single synthetic
@@ -318,12 +356,12 @@ func (s *Sub) Next(ctx context.Context) ([]event.Event, error) {
 		if replay {
 			evs, err := s.h.st.Events(ctx, store.EventQuery{
 				SessionID: s.f.SessionID, RunID: s.f.RunID, Types: s.f.Types, AlsoTypes: s.f.Also,
-				AfterID: s.cursor, Limit: replayPage,
+				AfterID: s.cursor, Limit: replayPage, MaxBytes: s.h.replayBytes,
 			})
 			if err != nil {
 				return nil, err
 			}
-			if len(evs) < replayPage {
+			if !fullPage(evs, replayPage, s.h.replayBytes) {
 				s.mu.Lock()
 				s.replay = false
 				s.mu.Unlock()
@@ -336,7 +374,7 @@ func (s *Sub) Next(ctx context.Context) ([]event.Event, error) {
 		}
 		s.mu.Lock()
 		buf := s.buf
-		s.buf = nil
+		s.buf, s.bufBytes = nil, 0
 		s.mu.Unlock()
 		out := buf[:0]
 		for _, e := range buf {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -473,4 +474,104 @@ func TestSubCloseUnsubscribes(t *testing.T) {
 			t.Fatal("a closed subscription still receives events")
 		}
 	}
+}
+
+// bulky is a draft whose payload is n bytes of JSON.
+func bulky(sessionID, runID string, n int) event.Draft {
+	return event.Draft{SessionID: sessionID, RunID: runID, Type: event.ToolDone,
+		Payload: json.RawMessage(`{"output":"` + strings.Repeat("x", n-13) + `"}`)}
+}
+
+func payloadBytes(evs []event.Event) int {
+	n := 0
+	for _, e := range evs {
+		n += len(e.Payload)
+	}
+	return n
+}
+
+// A replay of a history of large events comes in pages bounded by bytes
+// (each page ends with the event that reaches the budget), not a row
+// count's worth of large events at once; every event arrives once, in
+// order, and the live tail follows.
+func TestHubReplayPagedByBytes(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.seed(t, "s1", "r1")
+	const size, n = 40 << 10, 40 // 1.6 MB in 40 events: 8 rows of them fill a page's bytes
+	if n*size <= 2*defaultReplayBytes || n >= replayPage {
+		t.Fatalf("history of %d x %d bytes does not span pages by bytes only", n, size)
+	}
+	var want []event.Event
+	for range n / 10 {
+		want = append(want, appendDirect(t, e.db, repeat(10, bulky("s1", "r1", size))...)...)
+	}
+	sub := e.hub.Subscribe(Filter{SessionID: "s1"}, 0)
+	defer sub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	var got []event.Event
+	pages := 0
+	for len(got) < n {
+		page, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("after %d events: %v", len(got), err)
+		}
+		pages++
+		if b := payloadBytes(page[:len(page)-1]); b >= defaultReplayBytes {
+			t.Fatalf("page %d holds %d bytes before its last event, budget %d", pages, b, defaultReplayBytes)
+		}
+		got = append(got, page...)
+	}
+	if !slices.Equal(eventIDs(got), eventIDs(want)) {
+		t.Fatalf("replay: got %v, want %v", eventIDs(got), eventIDs(want))
+	}
+	if least := n * size / (defaultReplayBytes + size); pages < least {
+		t.Fatalf("%d pages, want at least %d", pages, least)
+	}
+	live := appendDirect(t, e.db, bulky("s1", "r1", 100))
+	e.hub.Poke()
+	if tail := collect(t, sub, 1, waitLong); tail[0].ID != live[0].ID {
+		t.Fatalf("live event %d, want %d", tail[0].ID, live[0].ID)
+	}
+}
+
+// A subscriber that does not read while large events arrive gives up its
+// mailbox once it holds mailboxBytes, long before mailboxCap events, and
+// re-reads the store: nothing is lost or repeated.
+func TestHubMailboxOverflowByBytes(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.seed(t, "s1", "r1")
+	firstID := appendDirect(t, e.db, d("s1", "r1", event.RunQueued))[0].ID
+	sub := e.hub.Subscribe(Filter{SessionID: "s1"}, 0)
+	defer sub.Close()
+	collect(t, sub, 1, waitLong) // replay done: the sub now lives on its mailbox
+
+	const size, n = 64 << 10, 24 // 1.5 MB in 24 events
+	if n*size <= mailboxBytes || n >= mailboxCap {
+		t.Fatalf("%d x %d bytes would not overflow by bytes alone", n, size)
+	}
+	for range n / 4 {
+		appendDirect(t, e.db, repeat(4, bulky("s1", "r1", size))...)
+		e.hub.Poke()
+	}
+	last, _ := e.db.LastEventID(context.Background())
+	deadline := time.Now().Add(waitLong)
+	for e.hub.LastID() < last {
+		if time.Now().After(deadline) {
+			t.Fatalf("hub stuck at %d, want %d", e.hub.LastID(), last)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	sub.mu.Lock()
+	overflowed, held := sub.overflow, sub.bufBytes
+	sub.mu.Unlock()
+	if !overflowed || held > mailboxBytes {
+		t.Fatalf("mailbox holds %d bytes (overflow=%v), bound %d", held, overflowed, mailboxBytes)
+	}
+	got := collect(t, sub, n, waitLong)
+	want := storeEvents(t, e.db, store.EventQuery{SessionID: "s1", AfterID: firstID})
+	if !slices.Equal(eventIDs(got), eventIDs(want)) {
+		t.Fatalf("after overflow: got %v, want %v", eventIDs(got), eventIDs(want))
+	}
+	expectQuiet(t, sub, 5*time.Millisecond)
 }

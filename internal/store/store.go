@@ -129,9 +129,13 @@ type EventQuery struct {
 	SessionID string // optional
 	RunID     string // optional
 	AfterID   int64
-	Limit     int          // 0: no limit
-	Types     []event.Type // optional allow-list
-	NotTypes  []event.Type // optional deny-list
+	Limit     int // 0: no limit
+	// MaxBytes bounds a page by size as Limit does by rows: the page ends
+	// with the first event that brings its payloads to MaxBytes or more
+	// (so it always holds at least one event). 0: no limit.
+	MaxBytes int
+	Types    []event.Type // optional allow-list
+	NotTypes []event.Type // optional deny-list
 	// AlsoTypes adds the events of these types from every session and run
 	// to what the other fields select: a browser tab's one stream carries
 	// all of the session on screen and the lifecycle of every other.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -524,5 +525,65 @@ func TestTwoHandlesAppendGapFree(t *testing.T) {
 		if last["r1"] < 2*workers*appends {
 			t.Fatalf("r1 has %d events, want at least %d", last["r1"], 2*workers*appends)
 		}
+	}
+}
+
+// A page bounded by bytes ends with the event that reaches the budget, so
+// it always holds one event, however large; rows and bytes bound a page
+// together, whichever ends it first; and paging by bytes reads every event
+// once.
+func TestEventsQueryMaxBytes(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openDB(t)
+	addSessionRun(t, db, "s1", "r1")
+	sized := func(n int) json.RawMessage { return json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`) }
+	var all []event.Event
+	for range 8 {
+		all = append(all, appendEvents(t, db, "", draft("s1", "r1", event.MessageDelta, sized(100)))...)
+	}
+	all = append(all, appendEvents(t, db, "", draft("s1", "r1", event.ToolDone, sized(5000)))...)
+	all = append(all, appendEvents(t, db, "", draft("s1", "r1", event.MessageDelta, sized(100)))...)
+
+	tests := []struct {
+		name string
+		q    store.EventQuery
+		want []int64
+	}{
+		{"no budget", store.EventQuery{RunID: "r1"}, ids(all)},
+		{"budget reached inside an event", store.EventQuery{RunID: "r1", MaxBytes: 250}, ids(all[:3])},
+		{"budget reached exactly", store.EventQuery{RunID: "r1", MaxBytes: 300}, ids(all[:3])},
+		{"one byte over", store.EventQuery{RunID: "r1", MaxBytes: 301}, ids(all[:4])},
+		{"tiny budget: one event", store.EventQuery{RunID: "r1", MaxBytes: 1}, ids(all[:1])},
+		{"rows end it first", store.EventQuery{RunID: "r1", MaxBytes: 1000, Limit: 2}, ids(all[:2])},
+		{"bytes end it first", store.EventQuery{RunID: "r1", MaxBytes: 200, Limit: 5}, ids(all[:2])},
+		{"an event over the budget comes alone", store.EventQuery{RunID: "r1", AfterID: all[7].ID, MaxBytes: 1000}, ids(all[8:9])},
+		{"after it", store.EventQuery{RunID: "r1", AfterID: all[8].ID, MaxBytes: 1000}, ids(all[9:])},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := db.Events(ctx, tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ids(got), tc.want) {
+				t.Fatalf("got %v, want %v", ids(got), tc.want)
+			}
+		})
+	}
+
+	var paged []int64
+	for after := int64(0); ; {
+		page, err := db.Events(ctx, store.EventQuery{RunID: "r1", AfterID: after, MaxBytes: 350})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		paged = append(paged, ids(page)...)
+		after = page[len(page)-1].ID
+	}
+	if !slices.Equal(paged, ids(all)) {
+		t.Fatalf("paging by bytes read %v, want %v", paged, ids(all))
 	}
 }

@@ -319,6 +319,7 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 	}
 	defer rows.Close()
 	var out []event.Event
+	size := 0
 	for rows.Next() {
 		var e event.Event
 		var ts int64
@@ -328,6 +329,11 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 		}
 		e.Type, e.TS, e.Payload = event.Type(typ), event.FromMillis(ts), json.RawMessage(payload)
 		out = append(out, e)
+		// Stopping here, rather than with a LIMIT, reads no row the page
+		// will not hold: SQLite steps one row per Next.
+		if size += len(payload); q.MaxBytes > 0 && size >= q.MaxBytes {
+			break
+		}
 	}
 	return out, rows.Err()
 }
