@@ -95,7 +95,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	reg := models.New(file, getenv, providerFactories(), demo.New(script))
 	// From here on every log line passes through the redactor: keys must
 	// not reach a log even inside an unexpected error text.
-	red := secret.NewRedactor(append(reg.Secrets(), cfg.Token)...)
+	red := secret.NewRedactor(append(append(reg.Secrets(), cfg.Token), cfg.Secrets...)...)
 	log = slog.New(red.Handler(log.Handler()))
 	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "caduceus.db"))
 	if err != nil {
