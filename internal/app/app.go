@@ -114,7 +114,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		mem := memory.New(filepath.Join(cfg.DataDir, "memory"))
 		a.procs = tool.NewProcessTable(0, 0)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
-		a.runner = runner.New(runner.Config{Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redact: red.String,
+		a.runner = runner.New(runner.Config{Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
 			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent},
 			st, a.w, a.hub, tools, reg, log)
 	} else {
