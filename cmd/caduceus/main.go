@@ -16,6 +16,8 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/app"
 	"github.com/caduceus-dev/caduceus/internal/config"
+	"github.com/caduceus-dev/caduceus/internal/models"
+	"github.com/caduceus-dev/caduceus/internal/secret"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -62,10 +64,16 @@ Run 'caduceus serve -h' or 'caduceus runner -h' for their flags.
 }
 
 func serve(args []string) int {
-	cfg, err := config.ParseServe(args, os.Getenv)
+	env, err := loadEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "caduceus:", err)
+		return 1
+	}
+	cfg, err := config.ParseServe(args, env.Getenv)
 	if err != nil {
 		return parseFailed(err)
 	}
+	hideSecrets(env, &cfg)
 	return start(cfg, func(a *app.App) {
 		runs := "model: demo (offline demo model: no provider configured)"
 		if cfg.Runner == config.RunnerNone {
@@ -77,13 +85,50 @@ func serve(args []string) int {
 }
 
 func runRunner(args []string) int {
-	cfg, err := config.ParseRunner(args, os.Getenv)
+	env, err := loadEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "caduceus:", err)
+		return 1
+	}
+	cfg, err := config.ParseRunner(args, env.Getenv)
 	if err != nil {
 		return parseFailed(err)
 	}
+	hideSecrets(env, &cfg)
 	return start(cfg, func(a *app.App) {
 		fmt.Printf("Caduceus %s runner %s ready\n  data: %s\n", version, a.RunnerID(), cfg.DataDir)
 	})
+}
+
+// loadEnv makes the process non-dumpable (other processes of its user can
+// no longer read its memory or environment through /proc) and reads the
+// environment, with the secrets an earlier image of the process handed
+// over (see hideSecrets).
+func loadEnv() (*secret.Env, error) {
+	if err := secret.NoDump(); err != nil {
+		fmt.Fprintln(os.Stderr, "caduceus: warning:", err)
+	}
+	return secret.LoadEnv(os.Environ())
+}
+
+// hideSecrets re-executes the binary (same pid) without secrets in its
+// environment when it holds any, so that a command the agent runs cannot
+// read them in /proc/<pid>/environ: the access token, the provider keys,
+// the variables the config file names as api_key_env and every variable
+// whose name looks secret. It does not return then; the new image receives
+// the values over a pipe and gets here with nothing left to hide. Where
+// that fails the process runs on with a warning, its other protections
+// intact. Every value hidden is also redacted from everything written.
+func hideSecrets(env *secret.Env, cfg *config.Config) {
+	names := []string{"CADUCEUS_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+	if f, err := models.LoadFile(cfg.ConfigFile); err == nil {
+		// A broken file is reported by the start that follows.
+		names = append(names, f.KeyEnvNames()...)
+	}
+	if err := env.Hide(os.Args, names...); err != nil {
+		fmt.Fprintln(os.Stderr, "caduceus: warning: secrets stay in the environment:", err)
+	}
+	cfg.Secrets = env.Secrets(names...)
 }
 
 func parseFailed(err error) int {

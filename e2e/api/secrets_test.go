@@ -1,9 +1,7 @@
 package api
 
 import (
-	"database/sql"
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,8 +11,6 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/event"
-
-	_ "modernc.org/sqlite" // the database is read back after the server stopped
 
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
@@ -32,20 +28,6 @@ func withConfigFile(t *testing.T, f any) e2etest.ServerOpt {
 			t.Fatal(err)
 		}
 	}
-}
-
-// secretLeaks lists where hay holds a key or any 8-character piece of one.
-func secretLeaks(hay string, secrets []string) []string {
-	var found []string
-	for _, s := range secrets {
-		for i := 0; i+8 <= len(s); i++ {
-			if w := s[i : i+8]; strings.Contains(hay, w) {
-				found = append(found, fmt.Sprintf("%q (part of %s…)", w, s[:6]))
-				break
-			}
-		}
-	}
-	return found
 }
 
 // API keys from the environment and from the config file reach the
@@ -176,7 +158,7 @@ func TestProviderKeysNeverLeak(t *testing.T) {
 	// Nor does any request body carry one.
 	for _, f := range []*llmFake{oa, an, gw} {
 		for _, b := range f.bodies() {
-			if l := secretLeaks(string(b), secrets); len(l) > 0 {
+			if l := e2etest.SecretLeaks(string(b), secrets); len(l) > 0 {
 				t.Errorf("a request body to %s holds %v", f.name, l)
 			}
 		}
@@ -187,69 +169,26 @@ func TestProviderKeysNeverLeak(t *testing.T) {
 	if !strings.Contains(out, "provider_auth") || !strings.Contains(out, "marker-gomod") || !strings.Contains(out, "[redacted]") {
 		t.Fatal("the collected answers lack what the runs produced: the scan proves nothing")
 	}
-	if l := secretLeaks(out, secrets); len(l) > 0 {
+	if l := e2etest.SecretLeaks(out, secrets); len(l) > 0 {
 		t.Errorf("API answers or events hold %v", l)
 	}
 	logs := s.Logs.String()
 	if !strings.Contains(logs, "run finished") {
 		t.Fatal("no log captured: the scan proves nothing")
 	}
-	if l := secretLeaks(logs, secrets); len(l) > 0 {
+	if l := e2etest.SecretLeaks(logs, secrets); len(l) > 0 {
 		t.Errorf("the server log holds %v", l)
 	}
 
 	// Every text of every row of every table.
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.DataDir, "caduceus.db")+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	tables := queryStrings(t, db, `SELECT name FROM sqlite_master WHERE type = 'table'`)
-	var rowsSeen int
-	var dump strings.Builder
-	for _, table := range tables {
-		rows, err := db.Query(`SELECT * FROM "` + table + `"`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			rowsSeen++
-			for i, v := range vals {
-				var text string
-				switch v := v.(type) {
-				case string:
-					text = v
-				case []byte:
-					text = string(v)
-				default:
-					continue
-				}
-				dump.WriteString(text)
-				if l := secretLeaks(text, secrets); len(l) > 0 {
-					t.Errorf("table %s, column %s holds %v", table, cols[i], l)
-				}
-			}
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if rowsSeen == 0 || !strings.Contains(dump.String(), "provider_auth") || !strings.Contains(dump.String(), "marker-docs-readme") {
+	rowsSeen, dump := e2etest.ScanDB(t, filepath.Join(s.DataDir, "caduceus.db"), secrets)
+	if rowsSeen == 0 || !strings.Contains(dump, "provider_auth") || !strings.Contains(dump, "marker-docs-readme") {
 		t.Fatalf("the database scan saw %d rows without the runs' events: it proves nothing", rowsSeen)
 	}
 
 	// And the bytes of every file the server wrote (the config file holds
 	// the keys on purpose).
-	err = filepath.WalkDir(s.DataDir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(s.DataDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || path == filepath.Join(s.DataDir, "config.json") {
 			return err
 		}
@@ -257,7 +196,7 @@ func TestProviderKeysNeverLeak(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if l := secretLeaks(string(b), secrets); len(l) > 0 {
+		if l := e2etest.SecretLeaks(string(b), secrets); len(l) > 0 {
 			t.Errorf("%s holds %v", path, l)
 		}
 		return nil
@@ -265,25 +204,4 @@ func TestProviderKeysNeverLeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-func queryStrings(t *testing.T, db *sql.DB, q string) []string {
-	t.Helper()
-	rows, err := db.Query(q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -89,8 +89,15 @@ type Child struct {
 // its stderr (with the rest of its stdout) is printed if the test failed.
 func Launch(tb testing.TB, bin, name string, args []string, ready func(line string) bool) (*Child, string) {
 	tb.Helper()
+	return LaunchEnv(tb, bin, name, args, nil, ready)
+}
+
+// LaunchEnv is Launch with env ("NAME=value") added to the test's
+// environment, overriding what it holds.
+func LaunchEnv(tb testing.TB, bin, name string, args, env []string, ready func(line string) bool) (*Child, string) {
+	tb.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "CADUCEUS_TOKEN=")
+	cmd.Env = append(append(os.Environ(), "CADUCEUS_TOKEN="), env...)
 	// Should the test binary itself die (a panic, the -timeout), the
 	// kernel takes the child with it rather than leaving it behind.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -168,6 +175,17 @@ func (c *Child) Stop(tb testing.TB, sig syscall.Signal) error {
 // PID is the process id.
 func (c *Child) PID() int { return c.cmd.Process.Pid }
 
+// Log returns what the process wrote so far: its stderr, and its stdout
+// after the ready line (prefixed "stdout: ").
+func (c *Child) Log(tb testing.TB) string {
+	tb.Helper()
+	b, err := os.ReadFile(c.log)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
 // WebProc is `caduceus serve` as a separate process.
 type WebProc struct {
 	*Server
@@ -199,9 +217,16 @@ func StartWeb(t *testing.T, bin, dataDir, ws, scriptPath string, extra ...string
 // port, lease 2s, no retries) and extra args, and waits until it serves.
 func StartServe(tb testing.TB, bin, dataDir, ws, scriptPath string, extra ...string) *WebProc {
 	tb.Helper()
+	return StartServeEnv(tb, bin, nil, dataDir, ws, scriptPath, extra...)
+}
+
+// StartServeEnv is StartServe with env ("NAME=value": provider keys,
+// CADUCEUS_TOKEN, ...) added to the process's environment.
+func StartServeEnv(tb testing.TB, bin string, env []string, dataDir, ws, scriptPath string, extra ...string) *WebProc {
+	tb.Helper()
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--workspace", ws,
 		"--demo-script", scriptPath, "--lease", "2s", "--max-retries", "0"}
-	c, line := Launch(tb, bin, "web", append(args, extra...), func(l string) bool {
+	c, line := LaunchEnv(tb, bin, "web", append(args, extra...), env, func(l string) bool {
 		return strings.Contains(l, " serving ")
 	})
 	t, _ := tb.(*testing.T)

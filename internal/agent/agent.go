@@ -18,6 +18,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/policy"
 	"github.com/caduceus-dev/caduceus/internal/provider"
+	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 	"github.com/caduceus-dev/caduceus/internal/transcript"
 )
@@ -91,6 +92,10 @@ type Loop struct {
 	// its model calls count toward MaxTurns and number the next turns, and
 	// its usage starts the running total.
 	Done Progress
+	// Redactor replaces known secrets (provider keys, the access token) in
+	// every tool result and every chunk of streamed tool output before it
+	// is journaled or sent to the model; nil redacts nothing.
+	Redactor *secret.Redactor
 	// Yield, when it reports true, stops the loop at the next step
 	// boundary (before a model call or a tool call) with ErrYield: the
 	// runner is stopping and hands the run over with nothing half done.

@@ -26,10 +26,13 @@ func (l *Loop) call(ctx context.Context, h Host, c provider.ToolCall) (provider.
 	if err != nil {
 		return provider.ToolResult{}, err
 	}
+	// Whatever a tool read or printed, a known secret in it goes no
+	// further: not into the journal, not to the model.
+	res.Output = l.Redactor.String(res.Output)
 	var data json.RawMessage
 	if res.Data != nil {
 		if b, err := json.Marshal(res.Data); err == nil {
-			data = b
+			data = l.Redactor.JSON(b)
 		}
 	}
 	// The wait for a person is reported apart from the call's own time, so
@@ -129,10 +132,12 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall, w 
 	if err := h.Flush(ctx); err != nil {
 		return tool.Result{}, err
 	}
-	env := tool.Env{Workspace: l.Workspace, SessionID: l.SessionID, RunID: l.RunID, Emit: h.Emit, Progress: func(stream, text string) {
+	out := newRedactedOutput(l.Redactor, func(stream, text string) {
 		_ = h.Emit(event.ToolUpdated, event.ToolUpdatedPayload{ToolCallID: c.ID, Stream: stream, Output: text})
-	}}
+	})
+	env := tool.Env{Workspace: l.Workspace, SessionID: l.SessionID, RunID: l.RunID, Emit: h.Emit, Progress: out.write}
 	res, err := t.Run(ctx, env, c.Args)
+	out.flush()
 	if err != nil {
 		return tool.Result{Status: event.ToolError, Output: "tool failed: " + err.Error()}, nil
 	}

@@ -98,7 +98,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	reg := models.New(file, getenv, providerFactories(), demo.New(script))
 	// From here on every log line passes through the redactor: keys must
 	// not reach a log even inside an unexpected error text.
-	red := secret.NewRedactor(append(reg.Secrets(), cfg.Token)...)
+	red := secret.NewRedactor(append(append(reg.Secrets(), cfg.Token), cfg.Secrets...)...)
 	log = slog.New(red.Handler(log.Handler()))
 	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "caduceus.db"))
 	if err != nil {
@@ -132,7 +132,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		mem := memory.New(filepath.Join(cfg.DataDir, "memory"))
 		a.procs = tool.NewProcessTable(0, 0, procReg)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
-		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redact: red.String,
+		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
 			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper},
 			st, a.w, a.hub, tools, reg, log)
 	} else {

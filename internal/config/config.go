@@ -70,6 +70,10 @@ type Config struct {
 	// Getenv reads provider keys (OPENAI_API_KEY, ...) when they are needed,
 	// so they are never copied into the configuration.
 	Getenv func(string) string
+	// Secrets are further values to redact from everything the process
+	// writes besides the token and the provider keys in use: every secret
+	// the process hid from its environment at start.
+	Secrets []string
 }
 
 // Where runs execute.

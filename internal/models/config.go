@@ -172,6 +172,18 @@ func ollamaBase(h string) string {
 	return u.String()
 }
 
+// KeyEnvNames lists the environment variables the file names as holding
+// API keys (api_key_env), so that the process can hide them.
+func (f File) KeyEnvNames() []string {
+	var names []string
+	for _, n := range f.providerNames() {
+		if e := f.Providers[n].APIKeyEnv; e != "" && !slices.Contains(names, e) {
+			names = append(names, e)
+		}
+	}
+	return names
+}
+
 // apiKey returns the key of p from the file or the environment.
 func (p ProviderConfig) apiKey(getenv func(string) string) string {
 	if p.APIKey != "" {

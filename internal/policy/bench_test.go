@@ -41,3 +41,48 @@ func BenchmarkDecide(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkProcScan is what the /proc check (patterns_proc.go) adds to a
+// decision: a scan of the command line's text and of each word, measured
+// on the commands of BenchmarkDecide (compare with its numbers from the
+// same run).
+func BenchmarkProcScan(b *testing.B) {
+	for _, c := range []struct{ name, cmd string }{
+		{"short", "go test ./..."},
+		{"pipeline", "find . -name '*.go' | xargs grep -n TODO | sort | head -20"},
+		{"script", benchScript},
+	} {
+		s, err := parse(c.cmd, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				a := &analyzer{workspace: ws}
+				a.procText(c.cmd, false)
+				procWords(a, s)
+				if a.worst.risk != "" {
+					b.Fatal(a.worst)
+				}
+			}
+		})
+	}
+}
+
+// procWords scans the words and redirection targets of s as script does.
+func procWords(a *analyzer, s *script) {
+	for _, pl := range s.pipelines {
+		for _, c := range pl.cmds {
+			for _, w := range c.words {
+				a.procText(w.text, false)
+			}
+			for _, r := range c.redirs {
+				a.procText(r.target.text, false)
+			}
+		}
+	}
+	for _, n := range s.nested {
+		procWords(a, n)
+	}
+}

@@ -53,6 +53,10 @@ import "strings"
 //     /dev/null, /dev/stdout, ...) are not outside.
 //   - prompt expansion (${x@P}), which runs the command substitutions in a
 //     value.
+//   - reading a process's secrets: a path to /proc/<pid>/environ, mem or
+//     cmdline (any pid spelling: digits, self, $PPID, $(pgrep x), globs),
+//     the pid directory, /proc itself, /proc/kcore; ps e; gdb, strace or
+//     ltrace -p, gcore (patterns_proc.go).
 //   - anything the reader cannot follow (risk unparsed_command): a parse
 //     error, a program name that is only known at run time ($CMD,
 //     $(...), globs, {a,b}), arithmetic that reaches a value only known at
@@ -121,6 +125,9 @@ func (a *analyzer) text(src string, depth int) {
 		a.report(RiskUnparsed, "Command too complex to check")
 		return
 	}
+	// The text as written, for paths in places no word shows (assignments,
+	// loops, interpreter code); the words come below, with quotes removed.
+	a.procText(src, false)
 	s, err := parse(src, depth)
 	if err != nil {
 		a.report(RiskUnparsed, "Command could not be checked ("+err.Error()+")")
@@ -144,7 +151,11 @@ func (a *analyzer) script(s *script, depth int) {
 		a.downloadPipe(invs)
 		a.shellInput(pl, invs, depth)
 		for i, c := range pl.cmds {
+			for _, w := range c.words {
+				a.procText(w.text, a.away)
+			}
 			for _, r := range c.redirs {
+				a.procText(r.target.text, a.away)
 				a.redirect(r)
 			}
 			a.invoke(invs[i], c.redirs, depth)
@@ -218,6 +229,14 @@ func (a *analyzer) program(name string, args []word, redirs []redirect, depth in
 		}
 	case name == "killall" || name == "killall5" || name == "pkill":
 		a.report(RiskDangerous, "Kills processes by name ("+name+")")
+	case name == "ps":
+		if psEnvironment(args) {
+			a.report(RiskDangerous, "Shows the environment of processes, which may hold keys (ps e)")
+		}
+	case name == "gdb" || name == "strace" || name == "ltrace" || name == "gcore":
+		if attachesToProcess(name, args) {
+			a.report(RiskDangerous, "Attaches to a running process and can read its memory ("+name+")")
+		}
 	case name == "crontab":
 		if flags(args, "u").has('r') {
 			a.report(RiskDangerous, "Removes all cron jobs (crontab -r)")

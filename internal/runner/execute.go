@@ -73,9 +73,7 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 		o = control.Outcome{Status: run.Failed, Error: &event.ErrorInfo{Code: "internal_error", Message: "the run stopped on an internal error; see the server log"}}
 	case res.Err != nil && res.Err.Retryable:
 		e := *res.Err
-		if r.cfg.Redact != nil {
-			e.Message = r.cfg.Redact(e.Message)
-		}
+		e.Message = r.cfg.Redactor.String(e.Message)
 		if err := r.w.Do(bg, func(tx store.Tx) error { return control.Recover(bg, tx, claimed.ID, r.id, e) }); err != nil {
 			log.Error("recover failed", "err", err)
 			return
@@ -87,8 +85,8 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 	default:
 		o = control.Outcome{Status: run.Completed}
 	}
-	if o.Error != nil && r.cfg.Redact != nil {
-		o.Error.Message = r.cfg.Redact(o.Error.Message)
+	if o.Error != nil {
+		o.Error.Message = r.cfg.Redactor.String(o.Error.Message)
 	}
 	if err := r.w.Do(bg, func(tx store.Tx) error { return control.Finish(bg, tx, claimed.ID, r.id, o) }); err != nil {
 		log.Error("finish failed", "status", o.Status, "err", err)
@@ -119,7 +117,8 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	loop := agent.Loop{Provider: m.Provider, Tools: r.tools, Model: m.Model, System: r.systemPrompt(ctx),
 		Workspace: sess.Workspace, SessionID: sess.ID, RunID: claimed.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
-		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield}
+		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield,
+		Redactor: r.cfg.Redactor}
 	if kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)
 	}

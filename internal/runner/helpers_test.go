@@ -31,6 +31,8 @@ type env struct {
 	hub    *journal.Hub
 	svc    *control.Service
 	script demo.Script
+	// model, when set, answers instead of the demo model playing script.
+	model models.Client
 }
 
 func newEnv(t *testing.T, s demo.Script, retry control.RetryPolicy) *env {
@@ -58,7 +60,11 @@ func (e *env) start(cfg runner.Config) *started {
 		cfg.Lease = 5 * time.Second
 	}
 	log := slog.New(slog.DiscardHandler)
-	reg := models.New(models.File{}, func(string) string { return "" }, nil, demo.New(e.script))
+	var model models.Client = demo.New(e.script)
+	if e.model != nil {
+		model = e.model
+	}
+	reg := models.New(models.File{}, func(string) string { return "" }, nil, model)
 	tools := tool.NewRegistry(tool.NewRunCommand(tool.Config{}), tool.NewClarify())
 	r := runner.New(cfg, e.st, e.w, e.hub, tools, reg, log)
 	ctx, cancel := context.WithCancel(e.ctx)

@@ -22,6 +22,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 )
@@ -48,9 +49,10 @@ type Config struct {
 	ApprovalTTL time.Duration // expiry of human requests; 0 = never
 	MaxTurns    int
 	Version     string
-	// Redact removes known secrets from error texts before they are
-	// journaled; nil leaves them as they are.
-	Redact func(string) string
+	// Redactor removes known secrets from error texts, tool results and
+	// streamed tool output before they are journaled or sent to a model;
+	// nil leaves them as they are.
+	Redactor *secret.Redactor
 	// Memory renders the agent's notes and the user profile for the system
 	// prompt; nil means none.
 	Memory interface {

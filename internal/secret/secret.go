@@ -1,8 +1,18 @@
 // Package secret keeps known secrets (provider API keys, the access token)
-// out of everything Caduceus writes: a Redactor replaces them in text, and
-// its slog handler applies that to every log record. Providers already
-// redact their own errors; this is the second line, for text nobody
-// expected to hold a key.
+// out of everything Caduceus writes and out of the agent's reach.
+//
+// A Redactor replaces them in text (String), in JSON documents (JSON) and
+// in text streamed in pieces (Stream); its slog handler applies that to
+// every log record. Providers already redact their own errors; this is the
+// second line, for text nobody expected to hold a key, such as a tool's
+// output.
+//
+// Env keeps them out of the process's environment, which any command the
+// agent runs as the same user (or as root) could read in
+// /proc/<pid>/environ: at start the binary hides every secret variable by
+// re-executing itself without them and receiving their values over a pipe
+// (Env.Hide, LoadEnv), and makes itself non-dumpable (NoDump). LooksSecret
+// says which names are secrets.
 package secret
 
 import (

@@ -205,33 +205,6 @@ func copyStream(f *os.File, stream string, buf *capBuffer, pump *progressPump) {
 	}
 }
 
-// secretNameParts mark environment variables that commands do not get by
-// default: the runner's provider keys must not reach the model via `env`.
-var secretNameParts = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"}
-
-// commandEnv returns the environment for commands.
-func commandEnv(cfg []string) []string {
-	if cfg != nil {
-		return cfg
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		upper := strings.ToUpper(name)
-		secret := false
-		for _, part := range secretNameParts {
-			if strings.Contains(upper, part) {
-				secret = true
-				break
-			}
-		}
-		if !secret {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // describeDuration prints whole seconds when exact ("30s", "2m0s").
 func describeDuration(d time.Duration) string {
 	if d%time.Second == 0 {

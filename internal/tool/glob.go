@@ -505,6 +505,9 @@ func (w *treeWalker) dir(real, rel string, st []globState, top bool, fn func(wal
 			}
 		}
 		childReal, childRel := path.Join(real, de.Name()), path.Join(rel, de.Name())
+		if w.ws.procfs(childReal) {
+			continue
+		}
 		switch t := de.Type(); {
 		case t.IsDir():
 			if w.match != nil && !w.match.open(next) {
@@ -550,7 +553,7 @@ func (w *treeWalker) hide(real, rel string, isDir bool) bool {
 func (w *treeWalker) file(real, rel string, t fs.FileMode) (string, int64, bool) {
 	if t&fs.ModeSymlink != 0 {
 		var err error
-		if real, err = w.ws.follow(rel, real); err != nil {
+		if real, err = w.ws.follow(rel, real); err != nil || w.ws.procfs(real) {
 			return "", 0, false
 		}
 	}

@@ -40,10 +40,15 @@ type Config struct {
 	OutputCap int
 	// ReadCap bounds the file content read_file returns, in bytes.
 	ReadCap int
-	// Env is the environment of commands. Nil means the runner's own
-	// environment minus variables whose names suggest secrets, so a command
-	// such as `env` cannot hand provider keys to the model.
-	Env []string
+	// Environ is the environment commands take their variables from; nil
+	// means the runner's own (os.Environ). Only an allow-list of harmless
+	// variables passes (PATH, HOME, the locale, ...: see commandEnv), so a
+	// command such as `env` cannot hand provider keys to the model.
+	Environ []string
+	// ExtraEnv adds variables to commands' environment: "NAME=value", or
+	// "NAME" to pass the value Environ holds. A name that looks secret
+	// (secret.LooksSecret) is dropped all the same.
+	ExtraEnv []string
 	// Processes holds run_command's background processes; the process tool
 	// reads and kills them. Nil refuses background commands. The owner
 	// closes it at shutdown. Its registry, if any, also records foreground

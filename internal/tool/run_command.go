@@ -182,7 +182,7 @@ func (t runCommand) Run(ctx context.Context, env Env, args json.RawMessage) (Res
 	sr := shellRun{
 		command:  a.Command,
 		dir:      dir,
-		env:      commandEnv(t.cfg.Env),
+		env:      commandEnv(t.cfg.runnerEnviron(), t.cfg.ExtraEnv),
 		timeout:  timeout,
 		outCap:   t.cfg.OutputCap,
 		progress: env.Progress,
@@ -278,7 +278,7 @@ func (t runCommand) startBackground(env Env, command, dir, cwd string, timeout t
 		command: command,
 		dir:     dir,
 		cwd:     cwd,
-		env:     commandEnv(t.cfg.Env),
+		env:     commandEnv(t.cfg.runnerEnviron(), t.cfg.ExtraEnv),
 		timeout: timeout,
 	})
 	var tooMany *tooManyError

@@ -18,9 +18,15 @@ type PathError struct {
 	Path string
 	// ViaSymlink is set when the path looks inside but a symlink leads out.
 	ViaSymlink bool
+	// Proc is set for a path under /proc, refused even in a workspace
+	// that contains it (the filesystem root).
+	Proc bool
 }
 
 func (e *PathError) Error() string {
+	if e.Proc {
+		return fmt.Sprintf("path %q is under /proc, which holds the environment and memory of processes: tools do not read it", e.Path)
+	}
 	if e.ViaSymlink {
 		return fmt.Sprintf("path %q is outside the workspace (a symlink leads out of it)", e.Path)
 	}
@@ -113,7 +119,19 @@ func (w *workspaceFS) resolve(p string) (rel, real string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	if w.procfs(real) {
+		return "", "", &PathError{Path: p, Proc: true}
+	}
 	return rel, real, nil
+}
+
+// procfs reports whether the resolved name real lies in /proc, where the
+// environment and memory of the server and of every other process can be
+// read. Only a workspace at the filesystem root (or inside /proc) holds
+// such a name; confinement keeps every other one out already.
+func (w *workspaceFS) procfs(real string) bool {
+	p := filepath.Join(w.real, filepath.FromSlash(real))
+	return p == "/proc" || strings.HasPrefix(p, "/proc/")
 }
 
 // follow resolves the symlinks of n, the name of p.
