@@ -75,7 +75,7 @@ func serve(args []string) int {
 	}
 	hideSecrets(env, &cfg)
 	return start(cfg, func(a *app.App) {
-		runs := "model: demo (offline demo model: no provider configured)"
+		runs := a.ModelLine()
 		if cfg.Runner == config.RunnerNone {
 			runs = "runs: executed by `caduceus runner` processes on this data dir"
 		}

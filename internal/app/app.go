@@ -231,6 +231,18 @@ func (a *App) URL() string {
 	return "http://" + a.ln.Addr().String()
 }
 
+// ModelLine says which model runs get by default, for the start-up
+// banner: the demo model only when no provider is configured.
+func (a *App) ModelLine() string {
+	if a.models.DemoOnly() {
+		return "model: demo (offline demo model: no provider configured)"
+	}
+	if d := a.models.Default(); d != "" {
+		return "model: " + d
+	}
+	return "model: chosen per session (no default model configured)"
+}
+
 // RunnerID is the identity of the process's runner ("" without one).
 func (a *App) RunnerID() string {
 	if a.runner == nil {
