@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,11 @@ func LoadEnv(environ []string) (*Env, error) {
 	for k, v := range got {
 		e.vars[k] = v
 		e.received[k] = v
+	}
+	// Exec through /proc/self/exe names the process "exe" in ps, top and
+	// pgrep; give it back the name it was started with.
+	if len(os.Args) > 0 {
+		restoreName(filepath.Base(os.Args[0]))
 	}
 	return e, nil
 }

@@ -28,6 +28,7 @@ type handoverReport struct {
 	Dumpable int               `json:"dumpable"`
 	FDOpen   bool              `json:"fd_open"`
 	Secrets  []string          `json:"secrets"`
+	Comm     string            `json:"comm"` // /proc/self/comm: the name ps shows
 }
 
 // TestHandoverHelper is the process under test, started by TestHandover:
@@ -63,11 +64,16 @@ func TestHandoverHelper(t *testing.T) {
 	if err != nil {
 		fail(err)
 	}
+	comm, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		fail(err)
+	}
 	fd, _ := strconv.Atoi(env.Getenv(FDVar))
 	// The number may be reused since; the pipe must be gone.
 	link, _ := os.Readlink(filepath.Join("/proc/self/fd", strconv.Itoa(fd)))
 	rep := handoverReport{PID: os.Getpid(), Environ: string(environ), Values: map[string]string{}, Dumpable: dumpable,
-		FDOpen: strings.HasPrefix(link, "pipe:"), Secrets: env.Secrets("GATEWAY_LLM")}
+		FDOpen: strings.HasPrefix(link, "pipe:"), Secrets: env.Secrets("GATEWAY_LLM"),
+		Comm: strings.TrimSpace(string(comm))}
 	for _, k := range []string{"CADUCEUS_TOKEN", "OPENAI_API_KEY", "GATEWAY_LLM", "ODD_SECRET", "BIG_KEY", "PLAIN", "EMPTY_TOKEN"} {
 		rep.Values[k] = env.Getenv(k)
 	}
@@ -150,6 +156,10 @@ func TestHandover(t *testing.T) {
 	}
 	if rep.FDOpen {
 		t.Error("the handover descriptor is still open")
+	}
+	// The exec goes through /proc/self/exe, which would name it "exe".
+	if want := filepath.Base(os.Args[0]); len(want) > 15 && rep.Comm != want[:15] || len(want) <= 15 && rep.Comm != want {
+		t.Errorf("the second image is named %q in ps, want %q", rep.Comm, want)
 	}
 	want := slices.Sorted(func(yield func(string) bool) {
 		for _, v := range secrets {

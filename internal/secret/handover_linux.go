@@ -61,3 +61,14 @@ func NoDump() error {
 	}
 	return nil
 }
+
+// restoreName sets the process's name (comm, at most 15 bytes) as ps and
+// pgrep show it. /proc/self/comm is the thread group leader's, whichever
+// thread writes it (prctl PR_SET_NAME would name only the calling
+// thread). A failure only leaves the name "exe".
+func restoreName(name string) {
+	if len(name) > 15 {
+		name = name[:15]
+	}
+	_ = os.WriteFile("/proc/self/comm", []byte(name), 0)
+}

@@ -9,3 +9,6 @@ func reexec(argv, env []string, payload []byte) error { return nil }
 
 // NoDump is Linux-only; elsewhere it does nothing.
 func NoDump() error { return nil }
+
+// restoreName is Linux-only; elsewhere there was no re-exec to undo.
+func restoreName(string) {}
