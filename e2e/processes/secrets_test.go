@@ -155,8 +155,16 @@ func TestSecretsStaySecretFromTheAgent(t *testing.T) {
 	if l := e2etest.SecretLeaks(string(environ), secrets); len(l) > 0 || !strings.Contains(string(environ), "CADUCEUS_SECRETS_FD=") {
 		t.Fatalf("the server's /proc/%d/environ holds %v (re-executed: %v)", pid, l, strings.Contains(string(environ), "CADUCEUS_SECRETS_FD="))
 	}
+	// The in-process runner registers once the server runs, a moment
+	// after it listens.
 	var health e2etest.HealthJSON
-	c.do("GET", "/api/health", nil, &health)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		health = e2etest.HealthJSON{}
+		c.do("GET", "/api/health", nil, &health)
+		if len(health.Runners) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(health.Runners) != 1 || health.Runners[0].PID != pid {
 		t.Fatalf("health runners %+v, want one with the pid the process was started as (%d)", health.Runners, pid)
 	}
