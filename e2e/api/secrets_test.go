@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -188,20 +187,5 @@ func TestProviderKeysNeverLeak(t *testing.T) {
 
 	// And the bytes of every file the server wrote (the config file holds
 	// the keys on purpose).
-	err := filepath.WalkDir(s.DataDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || path == filepath.Join(s.DataDir, "config.json") {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if l := e2etest.SecretLeaks(string(b), secrets); len(l) > 0 {
-			t.Errorf("%s holds %v", path, l)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e2etest.ScanFiles(t, s.DataDir, secrets, filepath.Join(s.DataDir, "config.json"))
 }

@@ -3,6 +3,10 @@ package e2etest
 import (
 	"database/sql"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,4 +100,26 @@ func queryStrings(tb testing.TB, db *sql.DB, q string) []string {
 		tb.Fatal(err)
 	}
 	return out
+}
+
+// ScanFiles fails tb for every file under dir, but those named in skip,
+// whose bytes hold one of secrets or an 8-character piece of one.
+func ScanFiles(tb testing.TB, dir string, secrets []string, skip ...string) {
+	tb.Helper()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || slices.Contains(skip, path) {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if l := SecretLeaks(string(b), secrets); len(l) > 0 {
+			tb.Errorf("%s holds %v", path, l)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -319,20 +318,5 @@ func TestSecretsStaySecretFromTheAgent(t *testing.T) {
 	if rows == 0 || !strings.Contains(dump, "OPENAI_API_KEY=[redacted]") {
 		t.Fatalf("the database scan saw %d rows without the runs' results: it proves nothing", rows)
 	}
-	err = filepath.WalkDir(dataDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if l := e2etest.SecretLeaks(string(b), secrets); len(l) > 0 {
-			t.Errorf("%s holds %v", path, l)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e2etest.ScanFiles(t, dataDir, secrets)
 }
