@@ -5,17 +5,12 @@ package sqlite_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/store"
-	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
 )
 
 func sessionDraft(sid string, typ event.Type) event.Draft {
@@ -223,67 +218,5 @@ func TestDeleteSessionKeepsTombstone(t *testing.T) {
 	}
 	if got := allEvents(t, db, store.EventQuery{SessionID: "s2"}); len(got) != 1 {
 		t.Fatalf("s2 lost events: %v", ids(got))
-	}
-}
-
-// A database of the previous schema, with journaled runs, migrates: its
-// runs' seqs go on and sessions start their own count.
-func TestMigrationToSessionEvents(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for v, f := range []string{"0001_init.sql", "0002_retries.sql"} {
-		body, err := os.ReadFile(filepath.Join("migrations", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := raw.Exec(string(body)); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, 0)`, v+1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []string{
-		`INSERT INTO sessions (id, workspace, created_at_ms, updated_at_ms) VALUES ('s1', '/ws', 1, 1)`,
-		`INSERT INTO runs (id, session_id, status, input, created_at_ms, last_seq) VALUES ('r1', 's1', 'completed', 'hi', 1, 2)`,
-		`INSERT INTO events (run_id, session_id, seq, type, ts_ms, payload) VALUES ('r1', 's1', 1, 'run.queued', 1, '{}'), ('r1', 's1', 2, 'message.user', 1, '{}')`,
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	raw.Close()
-
-	db, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("open the old database: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	out := appendEvents(t, db, "", draft("s1", "r1", event.MessageDelta, nil), sessionDraft("s1", event.SessionUpdated))
-	if out[0].Seq != 3 || out[1].Seq != 1 || out[1].ID <= out[0].ID {
-		t.Fatalf("after migration: %+v", out)
-	}
-	checkStreamSeqs(t, allEvents(t, db, store.EventQuery{}))
-	// The database itself still refuses a seq twice, per run and per
-	// session.
-	raw, err = sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	for _, q := range []string{
-		`INSERT INTO events (run_id, session_id, seq, type, ts_ms, payload) VALUES ('r1', 's1', 2, 'message.delta', 1, '{}')`,
-		`INSERT INTO events (run_id, session_id, seq, type, ts_ms, payload) VALUES ('', 's1', 1, 'session.updated', 1, '{}')`,
-	} {
-		if _, err := raw.Exec(q); err == nil || !strings.Contains(err.Error(), "UNIQUE") {
-			t.Errorf("%s: err = %v, want a UNIQUE violation", q, err)
-		}
 	}
 }
