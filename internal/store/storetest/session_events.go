@@ -1,4 +1,4 @@
-package sqlite_test
+package storetest
 
 // Session lifecycle events (session.created/updated/deleted) belong to no
 // run: run_id "", and a gap-free seq of their own per session.
@@ -40,8 +40,8 @@ func checkStreamSeqs(t *testing.T, evs []event.Event) {
 	}
 }
 
-func TestSessionEventsSeqPerSession(t *testing.T) {
-	db, _ := openDB(t)
+func testSessionEventsSeqPerSession(t *testing.T, open Open) {
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1")
 	addSession(t, db, "s2", t0)
 
@@ -77,9 +77,9 @@ func TestSessionEventsSeqPerSession(t *testing.T) {
 	}
 }
 
-func TestSessionEventsRefused(t *testing.T) {
+func testSessionEventsRefused(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1")
 	before := allEvents(t, db, store.EventQuery{})
 
@@ -124,8 +124,8 @@ func TestSessionEventsRefused(t *testing.T) {
 
 // A stream reads session events with everything else: in a session's own
 // selection, from every session through AlsoTypes, and from any cursor.
-func TestSessionEventsReplay(t *testing.T) {
-	db, _ := openDB(t)
+func testSessionEventsReplay(t *testing.T, open Open) {
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1")
 	addSessionRun(t, db, "s2", "r2")
 	var all []event.Event
@@ -177,9 +177,9 @@ func TestSessionEventsReplay(t *testing.T) {
 // Deleting a session takes its runs' events and its own lifecycle events,
 // but keeps session.deleted: streams announce the delete from it, and the
 // newest id does not move back (cursors stay valid, no false resync).
-func TestDeleteSessionKeepsTombstone(t *testing.T) {
+func testDeleteSessionKeepsTombstone(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1")
 	addSessionRun(t, db, "s2", "r2")
 	appendEvents(t, db, "", sessionDraft("s1", event.SessionCreated), draft("s1", "r1", event.MessageUser, nil),

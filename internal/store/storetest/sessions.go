@@ -1,4 +1,4 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
-func TestSessionsCRUD(t *testing.T) {
+func testSessionsCRUD(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	s := addSession(t, db, "s1", at(1000))
 
 	got, err := db.GetSession(ctx, "s1")
@@ -75,9 +75,9 @@ func TestSessionsCRUD(t *testing.T) {
 	}
 }
 
-func TestListSessionsKeysetPagination(t *testing.T) {
+func testListSessionsKeysetPagination(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	// 23 sessions; several share an updated_at so the id tie-break matters.
 	var all []store.Session
 	for i := range 23 {
@@ -161,9 +161,9 @@ func TestListSessionsKeysetPagination(t *testing.T) {
 	})
 }
 
-func TestListSessionsTitleQuery(t *testing.T) {
+func testListSessionsTitleQuery(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	titles := map[string]string{
 		"pct":     "100% done",
 		"pct2":    "100 percent",
@@ -234,9 +234,9 @@ func TestListSessionsTitleQuery(t *testing.T) {
 	})
 }
 
-func TestListSessionsBadCursor(t *testing.T) {
+func testListSessionsBadCursor(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSession(t, db, "s1", t0)
 	b64 := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	for _, c := range []string{
