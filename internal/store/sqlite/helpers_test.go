@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -106,39 +105,26 @@ func getRun(t testing.TB, r store.Reader, id string) store.Run {
 	return v
 }
 
-// checkSeqs asserts that the events of each run carry seqs 1..n in ID
-// order, without gap or repeat.
-func checkSeqs(t testing.TB, evs []event.Event) map[string]int64 {
+func sessionDraft(sid string, typ event.Type) event.Draft {
+	return event.Draft{SessionID: sid, Type: typ, Payload: map[string]string{"id": sid}}
+}
+
+// checkStreamSeqs asserts that ids ascend and that every run, and every
+// session's own lifecycle events, carry seqs 1..n without gap or repeat.
+func checkStreamSeqs(t *testing.T, evs []event.Event) {
 	t.Helper()
 	last := map[string]int64{}
-	var prevID int64
-	for _, e := range evs {
-		if e.ID <= prevID {
-			t.Fatalf("ids not ascending: %d after %d", e.ID, prevID)
-		}
-		prevID = e.ID
-		if e.Seq != last[e.RunID]+1 {
-			t.Fatalf("run %s: seq %d after %d (event id %d)", e.RunID, e.Seq, last[e.RunID], e.ID)
-		}
-		last[e.RunID] = e.Seq
-	}
-	return last
-}
-
-func ids(evs []event.Event) []int64 {
-	out := make([]int64, len(evs))
 	for i, e := range evs {
-		out[i] = e.ID
+		if i > 0 && e.ID <= evs[i-1].ID {
+			t.Fatalf("ids not ascending: %d after %d", e.ID, evs[i-1].ID)
+		}
+		k := "run " + e.RunID
+		if e.RunID == "" {
+			k = "session " + e.SessionID
+		}
+		if e.Seq != last[k]+1 {
+			t.Fatalf("%s: seq %d after %d (event id %d, %s)", k, e.Seq, last[k], e.ID, e.Type)
+		}
+		last[k] = e.Seq
 	}
-	return out
 }
-
-func sessionIDs(ss []store.Session) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = s.ID
-	}
-	return out
-}
-
-func sid(i int) string { return fmt.Sprintf("s%03d", i) }

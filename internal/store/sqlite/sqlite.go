@@ -6,27 +6,16 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
-
-//go:embed migrations/*.sql
-var migrationFS embed.FS
-
-// SchemaVersion is the number of the newest embedded migration.
-const SchemaVersion = 3
 
 // DB is a SQLite-backed store.Store.
 type DB struct {
@@ -192,65 +181,4 @@ func anySucceeded(errs []error) bool {
 		}
 	}
 	return false
-}
-
-// migrate applies embedded migrations newer than the recorded version.
-func migrate(ctx context.Context, db *sql.DB) error {
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("migrations table: %w", err)
-	}
-	var current int
-	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
-	}
-	if current > SchemaVersion {
-		return fmt.Errorf("database schema version %d is newer than this binary's %d: upgrade caduceus", current, SchemaVersion)
-	}
-	files, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(files)
-	for _, f := range files {
-		base := strings.TrimPrefix(f, "migrations/")
-		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: bad name", f)
-		}
-		if v <= current {
-			continue
-		}
-		body, err := migrationFS.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("migration %d: %w", v, err)
-		}
-		// Another process opening the same file may have applied it while
-		// we waited for the write lock (the transaction is IMMEDIATE).
-		var done int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, v).Scan(&done); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %d: %w", v, err)
-		}
-		if done > 0 {
-			tx.Rollback()
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %d: %w", v, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, strftime('%s','now')*1000)`, v); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %d: %w", v, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("migration %d: %w", v, err)
-		}
-	}
-	return nil
 }

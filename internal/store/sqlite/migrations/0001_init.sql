@@ -1,3 +1,4 @@
+-- +goose Up
 -- Caduceus schema v1. All timestamps are INTEGER Unix milliseconds, UTC.
 
 CREATE TABLE sessions (

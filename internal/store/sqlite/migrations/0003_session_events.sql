@@ -1,3 +1,4 @@
+-- +goose Up
 -- Session lifecycle events (issue 11): session.created, session.updated and
 -- session.deleted belong to no run. They are journaled with run_id '' and a
 -- gap-free seq per session, reserved from sessions.last_seq the way run

@@ -1,21 +1,16 @@
-package sqlite_test
+package storetest
 
 // Session lifecycle events (session.created/updated/deleted) belong to no
 // run: run_id "", and a gap-free seq of their own per session.
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/store"
-	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
 )
 
 func sessionDraft(sid string, typ event.Type) event.Draft {
@@ -45,8 +40,8 @@ func checkStreamSeqs(t *testing.T, evs []event.Event) {
 	}
 }
 
-func TestSessionEventsSeqPerSession(t *testing.T) {
-	db, _ := openDB(t)
+func testSessionEventsSeqPerSession(t *testing.T, open Open) {
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1")
 	addSession(t, db, "s2", t0)
 
@@ -82,9 +77,9 @@ func TestSessionEventsSeqPerSession(t *testing.T) {
 	}
 }
 
-func TestSessionEventsRefused(t *testing.T) {
+func testSessionEventsRefused(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1")
 	before := allEvents(t, db, store.EventQuery{})
 
@@ -129,8 +124,8 @@ func TestSessionEventsRefused(t *testing.T) {
 
 // A stream reads session events with everything else: in a session's own
 // selection, from every session through AlsoTypes, and from any cursor.
-func TestSessionEventsReplay(t *testing.T) {
-	db, _ := openDB(t)
+func testSessionEventsReplay(t *testing.T, open Open) {
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1")
 	addSessionRun(t, db, "s2", "r2")
 	var all []event.Event
@@ -182,9 +177,9 @@ func TestSessionEventsReplay(t *testing.T) {
 // Deleting a session takes its runs' events and its own lifecycle events,
 // but keeps session.deleted: streams announce the delete from it, and the
 // newest id does not move back (cursors stay valid, no false resync).
-func TestDeleteSessionKeepsTombstone(t *testing.T) {
+func testDeleteSessionKeepsTombstone(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1")
 	addSessionRun(t, db, "s2", "r2")
 	appendEvents(t, db, "", sessionDraft("s1", event.SessionCreated), draft("s1", "r1", event.MessageUser, nil),
@@ -223,67 +218,5 @@ func TestDeleteSessionKeepsTombstone(t *testing.T) {
 	}
 	if got := allEvents(t, db, store.EventQuery{SessionID: "s2"}); len(got) != 1 {
 		t.Fatalf("s2 lost events: %v", ids(got))
-	}
-}
-
-// A database of the previous schema, with journaled runs, migrates: its
-// runs' seqs go on and sessions start their own count.
-func TestMigrationToSessionEvents(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for v, f := range []string{"0001_init.sql", "0002_retries.sql"} {
-		body, err := os.ReadFile(filepath.Join("migrations", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := raw.Exec(string(body)); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, 0)`, v+1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []string{
-		`INSERT INTO sessions (id, workspace, created_at_ms, updated_at_ms) VALUES ('s1', '/ws', 1, 1)`,
-		`INSERT INTO runs (id, session_id, status, input, created_at_ms, last_seq) VALUES ('r1', 's1', 'completed', 'hi', 1, 2)`,
-		`INSERT INTO events (run_id, session_id, seq, type, ts_ms, payload) VALUES ('r1', 's1', 1, 'run.queued', 1, '{}'), ('r1', 's1', 2, 'message.user', 1, '{}')`,
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	raw.Close()
-
-	db, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("open the old database: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	out := appendEvents(t, db, "", draft("s1", "r1", event.MessageDelta, nil), sessionDraft("s1", event.SessionUpdated))
-	if out[0].Seq != 3 || out[1].Seq != 1 || out[1].ID <= out[0].ID {
-		t.Fatalf("after migration: %+v", out)
-	}
-	checkStreamSeqs(t, allEvents(t, db, store.EventQuery{}))
-	// The database itself still refuses a seq twice, per run and per
-	// session.
-	raw, err = sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	for _, q := range []string{
-		`INSERT INTO events (run_id, session_id, seq, type, ts_ms, payload) VALUES ('r1', 's1', 2, 'message.delta', 1, '{}')`,
-		`INSERT INTO events (run_id, session_id, seq, type, ts_ms, payload) VALUES ('', 's1', 1, 'session.updated', 1, '{}')`,
-	} {
-		if _, err := raw.Exec(q); err == nil || !strings.Contains(err.Error(), "UNIQUE") {
-			t.Errorf("%s: err = %v, want a UNIQUE violation", q, err)
-		}
 	}
 }

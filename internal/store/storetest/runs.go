@@ -1,4 +1,4 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
-func TestRunRoundTripAndUpdate(t *testing.T) {
+func testRunRoundTripAndUpdate(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSession(t, db, "s1", t0)
 	r := addRun(t, db, store.Run{ID: "r1", SessionID: "s1", Status: run.Queued, Input: "do it", Model: "m",
 		Priority: 3, CreatedAt: at(5), Usage: event.UsageTotals{InputTokens: 7}})
@@ -47,7 +47,7 @@ func TestRunRoundTripAndUpdate(t *testing.T) {
 	}
 }
 
-func TestClaimNext(t *testing.T) {
+func testClaimNext(t *testing.T, open Open) {
 	ctx := context.Background()
 	now := at(10_000)
 	type claim struct {
@@ -148,7 +148,7 @@ func TestClaimNext(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			db, _ := openDB(t)
+			db := fresh(t, open)
 			sessions := map[string]bool{}
 			for _, r := range tc.runs {
 				if !sessions[r.SessionID] {
@@ -197,9 +197,9 @@ func TestClaimNext(t *testing.T) {
 	}
 }
 
-func TestClaimNextKeepsStartedAt(t *testing.T) {
+func testClaimNextKeepsStartedAt(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSession(t, db, "a", t0)
 	addRun(t, db, store.Run{ID: "r", SessionID: "a", Status: run.AwaitingApproval, RunnerID: "dead",
 		StartedAt: at(7), LeaseExpiresAt: at(1)})
@@ -214,9 +214,9 @@ func TestClaimNextKeepsStartedAt(t *testing.T) {
 	}
 }
 
-func TestRenewLeases(t *testing.T) {
+func testRenewLeases(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSession(t, db, "s", t0)
 	old := at(1000)
 	runs := []store.Run{
@@ -263,9 +263,9 @@ func TestRenewLeases(t *testing.T) {
 	})
 }
 
-func TestResolveRequestFirstWins(t *testing.T) {
+func testResolveRequestFirstWins(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSessionRun(t, db, "s", "r")
 	for _, id := range []string{"q1", "q2"} {
 		write(t, db, func(tx store.Tx) error {

@@ -1,4 +1,4 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
-func TestAppendEventsSeqAndIDs(t *testing.T) {
+func testAppendEventsSeqAndIDs(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1")
 	addRun(t, db, store.Run{ID: "r2", SessionID: "s1", Status: run.Queued})
 	addSessionRun(t, db, "s2", "r3")
@@ -117,7 +117,7 @@ func lastIDOf(evs []event.Event, runID string) int64 {
 // the body fails (the transaction rolls back) and when the body swallows the
 // error and commits: nothing of the failed call may be written, including the
 // seq reservation, or the run's seqs get a gap.
-func TestAppendEventsAllOrNothing(t *testing.T) {
+func testAppendEventsAllOrNothing(t *testing.T, open Open) {
 	ctx := context.Background()
 	tests := []struct {
 		name    string
@@ -159,7 +159,7 @@ func TestAppendEventsAllOrNothing(t *testing.T) {
 	for _, tc := range tests {
 		for _, swallow := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/swallow=%v", tc.name, swallow), func(t *testing.T) {
-				db, _ := openDB(t)
+				db := fresh(t, open)
 				addSessionRun(t, db, "s1", "r1") // leased to runner-1
 				addRun(t, db, store.Run{ID: "r2", SessionID: "s1", Status: run.Running, RunnerID: "runner-1"})
 				addRun(t, db, store.Run{ID: "r3", SessionID: "s1", Status: run.Running, RunnerID: "runner-9"})
@@ -220,9 +220,9 @@ func TestAppendEventsAllOrNothing(t *testing.T) {
 	}
 }
 
-func TestAppendEventsFence(t *testing.T) {
+func testAppendEventsFence(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1") // runner-1
 	if out := appendEvents(t, db, "runner-1", draft("s1", "r1", event.MessageDelta, nil)); out[0].Seq != 1 {
 		t.Fatalf("seq %d", out[0].Seq)
@@ -247,9 +247,9 @@ func TestAppendEventsFence(t *testing.T) {
 	}
 }
 
-func TestEventsQuery(t *testing.T) {
+func testEventsQuery(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1")
 	addRun(t, db, store.Run{ID: "r2", SessionID: "s1"})
 	addSessionRun(t, db, "s2", "r3")
@@ -327,9 +327,9 @@ func TestEventsQuery(t *testing.T) {
 	}
 }
 
-func TestDeleteSessionRemovesItsData(t *testing.T) {
+func testDeleteSessionRemovesItsData(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	for _, s := range []string{"s1", "s2"} {
 		addSessionRun(t, db, s, "r-"+s)
 		addRun(t, db, store.Run{ID: "q-" + s, SessionID: s})
@@ -390,7 +390,7 @@ func TestDeleteSessionRemovesItsData(t *testing.T) {
 	}
 }
 
-func TestWriteBatchIsolatesFailingBodies(t *testing.T) {
+func testWriteBatchIsolatesFailingBodies(t *testing.T, open Open) {
 	ctx := context.Background()
 	errBoom := errors.New("boom")
 	insert := func(id string) func(store.Tx) error {
@@ -443,7 +443,7 @@ func TestWriteBatchIsolatesFailingBodies(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			db, _ := openDB(t)
+			db := fresh(t, open)
 			addSessionRun(t, db, "base", "base-run")
 			errs, err := db.WriteBatch(ctx, tc.fns)
 			if err != nil {
@@ -478,10 +478,10 @@ func TestWriteBatchIsolatesFailingBodies(t *testing.T) {
 
 // TestTwoHandlesAppendGapFree simulates two processes on one database file:
 // each *DB has its own writer connection, and both append to the same run.
-func TestTwoHandlesAppendGapFree(t *testing.T) {
+func testTwoHandlesAppendGapFree(t *testing.T, open Open) {
 	ctx := context.Background()
-	db1, path := openDB(t)
-	db2 := openPath(t, path)
+	db1, another := open(t)
+	db2 := another()
 	addSessionRun(t, db1, "s1", "r1")
 	addRun(t, db1, store.Run{ID: "r2", SessionID: "s1"})
 
@@ -532,9 +532,9 @@ func TestTwoHandlesAppendGapFree(t *testing.T) {
 // it always holds one event, however large; rows and bytes bound a page
 // together, whichever ends it first; and paging by bytes reads every event
 // once.
-func TestEventsQueryMaxBytes(t *testing.T) {
+func testEventsQueryMaxBytes(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1")
 	sized := func(n int) json.RawMessage { return json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`) }
 	var all []event.Event

@@ -1,4 +1,4 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 
 // AppendEvents inserts small calls row by row and large ones with one
 // statement: both must assign the same ids and seqs, and fail whole.
-func TestAppendEventsCallSizes(t *testing.T) {
+func testAppendEventsCallSizes(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSessionRun(t, db, "s1", "r1")
 	addSessionRun(t, db, "s2", "r2")
 	var returned []event.Event

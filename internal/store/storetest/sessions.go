@@ -1,106 +1,20 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"errors"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
-	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
 )
 
-func migrationRows(t *testing.T, path string) []int {
-	t.Helper()
-	raw, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	rows, err := raw.Query(`SELECT version FROM schema_migrations ORDER BY version`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []int
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func TestMigrationsAppliedOnceAndReopen(t *testing.T) {
+func testSessionsCRUD(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, path := openDB(t)
-	if got := migrationRows(t, path); !slices.Equal(got, allVersions()) {
-		t.Fatalf("schema_migrations after first open = %v, want %v", got, allVersions())
-	}
-	addSessionRun(t, db, "s1", "r1")
-	first := appendEvents(t, db, "", draft("s1", "r1", "message.user", nil))
-	if err := db.Close(); err != nil {
-		t.Fatalf("close: %v", err)
-	}
-
-	// Re-open twice: migrations must not run again and data must survive.
-	for i := range 2 {
-		db2, err := sqlite.Open(ctx, path)
-		if err != nil {
-			t.Fatalf("reopen %d: %v", i, err)
-		}
-		if got := migrationRows(t, path); !slices.Equal(got, allVersions()) {
-			t.Fatalf("reopen %d: schema_migrations = %v", i, got)
-		}
-		if _, err := db2.GetSession(ctx, "s1"); err != nil {
-			t.Fatalf("reopen %d: session lost: %v", i, err)
-		}
-		if r := getRun(t, db2, "r1"); r.LastSeq != int64(i+1) {
-			t.Fatalf("reopen %d: last_seq = %d, want %d", i, r.LastSeq, i+1)
-		}
-		evs := appendEvents(t, db2, "", draft("s1", "r1", "message.delta", nil))
-		if evs[0].ID <= first[0].ID || evs[0].Seq != int64(i+2) {
-			t.Fatalf("reopen %d: appended id %d seq %d after id %d", i, evs[0].ID, evs[0].Seq, first[0].ID)
-		}
-		if err := db2.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func TestOpenRejectsNewerSchema(t *testing.T) {
-	db, path := openDB(t)
-	db.Close()
-	raw, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, 0)`, sqlite.SchemaVersion+1); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
-	if db, err := sqlite.Open(context.Background(), path); err == nil {
-		db.Close()
-		t.Fatal("open of a database with a newer schema succeeded")
-	} else if !strings.Contains(err.Error(), "newer") {
-		t.Fatalf("unexpected error: %v", err)
-	}
-}
-
-func TestSessionsCRUD(t *testing.T) {
-	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	s := addSession(t, db, "s1", at(1000))
 
 	got, err := db.GetSession(ctx, "s1")
@@ -161,9 +75,9 @@ func TestSessionsCRUD(t *testing.T) {
 	}
 }
 
-func TestListSessionsKeysetPagination(t *testing.T) {
+func testListSessionsKeysetPagination(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	// 23 sessions; several share an updated_at so the id tie-break matters.
 	var all []store.Session
 	for i := range 23 {
@@ -247,9 +161,9 @@ func TestListSessionsKeysetPagination(t *testing.T) {
 	})
 }
 
-func TestListSessionsTitleQuery(t *testing.T) {
+func testListSessionsTitleQuery(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	titles := map[string]string{
 		"pct":     "100% done",
 		"pct2":    "100 percent",
@@ -320,9 +234,9 @@ func TestListSessionsTitleQuery(t *testing.T) {
 	})
 }
 
-func TestListSessionsBadCursor(t *testing.T) {
+func testListSessionsBadCursor(t *testing.T, open Open) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db := fresh(t, open)
 	addSession(t, db, "s1", t0)
 	b64 := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	for _, c := range []string{
@@ -344,40 +258,5 @@ func TestListSessionsBadCursor(t *testing.T) {
 	// session that no longer exists.
 	if _, _, err := db.ListSessions(ctx, store.SessionPage{Cursor: b64("1700000000000|gone")}); err != nil {
 		t.Fatalf("valid cursor: %v", err)
-	}
-}
-
-func allVersions() []int {
-	var v []int
-	for i := 1; i <= sqlite.SchemaVersion; i++ {
-		v = append(v, i)
-	}
-	return v
-}
-
-// A web process and a runner started together open a fresh file at the same
-// moment: each migration is applied exactly once and both opens succeed.
-func TestConcurrentOpenMigratesOnce(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.db")
-	const n = 4
-	errs := make(chan error, n)
-	dbs := make(chan *sqlite.DB, n)
-	for range n {
-		go func() {
-			db, err := sqlite.Open(context.Background(), path)
-			errs <- err
-			dbs <- db
-		}()
-	}
-	for range n {
-		if err := <-errs; err != nil {
-			t.Fatalf("open: %v", err)
-		}
-		if db := <-dbs; db != nil {
-			t.Cleanup(func() { db.Close() })
-		}
-	}
-	if got := migrationRows(t, path); !slices.Equal(got, allVersions()) {
-		t.Fatalf("schema_migrations = %v, want %v", got, allVersions())
 	}
 }

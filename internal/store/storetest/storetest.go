@@ -1,0 +1,58 @@
+// Package storetest is the store conformance suite: every behaviour of
+// store.Store that callers rely on, written once against the interfaces
+// and run against each implementation (internal/store/sqlite,
+// internal/store/postgres). A feature that adds to the store contract adds
+// its cases here, so both stores keep behaving alike.
+package storetest
+
+import (
+	"testing"
+
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+// Open opens a fresh, empty database for one test and returns a store on
+// it, closed when the test ends, and a function that opens another store
+// on the same database, as another process would (closed at the end too).
+type Open func(t testing.TB) (st store.Store, another func() store.Store)
+
+// Run runs the suite against the stores open makes, one subtest per
+// behaviour, each on a fresh database.
+func Run(t *testing.T, open Open) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, Open)
+	}{
+		{"SessionsCRUD", testSessionsCRUD},
+		{"ListSessionsKeysetPagination", testListSessionsKeysetPagination},
+		{"ListSessionsTitleQuery", testListSessionsTitleQuery},
+		{"ListSessionsBadCursor", testListSessionsBadCursor},
+		{"RunRoundTripAndUpdate", testRunRoundTripAndUpdate},
+		{"ClaimNext", testClaimNext},
+		{"ClaimNextKeepsStartedAt", testClaimNextKeepsStartedAt},
+		{"RenewLeases", testRenewLeases},
+		{"ResolveRequestFirstWins", testResolveRequestFirstWins},
+		{"AppendEventsCallSizes", testAppendEventsCallSizes},
+		{"AppendEventsSeqAndIDs", testAppendEventsSeqAndIDs},
+		{"AppendEventsAllOrNothing", testAppendEventsAllOrNothing},
+		{"AppendEventsFence", testAppendEventsFence},
+		{"EventsQuery", testEventsQuery},
+		{"EventsQueryMaxBytes", testEventsQueryMaxBytes},
+		{"DeleteSessionRemovesItsData", testDeleteSessionRemovesItsData},
+		{"WriteBatchIsolatesFailingBodies", testWriteBatchIsolatesFailingBodies},
+		{"TwoHandlesAppendGapFree", testTwoHandlesAppendGapFree},
+		{"SessionEventsSeqPerSession", testSessionEventsSeqPerSession},
+		{"SessionEventsRefused", testSessionEventsRefused},
+		{"SessionEventsReplay", testSessionEventsReplay},
+		{"DeleteSessionKeepsTombstone", testDeleteSessionKeepsTombstone},
+		{"Controls", testControls},
+		{"Rules", testRules},
+		{"Runners", testRunners},
+		{"RunOrder", testRunOrder},
+		{"EmptyCursors", testEmptyCursors},
+		{"TailersSeeEveryEvent", testTailersSeeEveryEvent},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
+	}
+}
