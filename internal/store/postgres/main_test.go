@@ -1,0 +1,37 @@
+package postgres_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/postgres"
+	"github.com/caduceus-dev/caduceus/internal/store/postgres/pgtest"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
+)
+
+var pg = pgtest.New()
+
+func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
+
+// openURL opens a store on url, closed when t ends.
+func openURL(t testing.TB, url string) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), url)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestConformance runs the store conformance suite, each test on a
+// database of its own; another handle is another pool, as another process
+// has.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t testing.TB) (store.Store, func() store.Store) {
+		url := pg.Database(t)
+		return openURL(t, url), func() store.Store { return openURL(t, url) }
+	})
+}

@@ -1,0 +1,378 @@
+package postgres
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+// querier is what the pool and one of its connections share.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// reader implements store.Reader over the pool, or over a transaction's
+// connection. pgx prepares and caches every statement per connection.
+type reader struct {
+	q querier
+}
+
+// params numbers query parameters as they are added.
+type params []any
+
+func (p *params) add(v any) string {
+	*p = append(*p, v)
+	return "$" + strconv.Itoa(len(*p))
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+func notFound(err error, what, id string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s %q: %w", what, id, store.ErrNotFound)
+	}
+	return fmt.Errorf("get %s %q: %w", what, id, err)
+}
+
+func strs[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
+const sessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms`
+
+func scanSession(s pgx.Row) (store.Session, error) {
+	var v store.Session
+	var c, u int64
+	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u)
+	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
+	return v, err
+}
+
+func (r reader) GetSession(ctx context.Context, id string) (store.Session, error) {
+	v, err := scanSession(r.q.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id))
+	if err != nil {
+		return v, notFound(err, "session", id)
+	}
+	return v, nil
+}
+
+// Session cursors encode the last row's (updated_at_ms, id), as the SQLite
+// store's do: keyset pagination, fast however deep the page.
+func encodeCursor(s store.Session) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(ms(s.UpdatedAt), 10) + "|" + s.ID))
+}
+
+func decodeCursor(c string) (int64, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, "", err
+	}
+	at, id, ok := strings.Cut(string(b), "|")
+	n, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || id == "" {
+		return 0, "", store.ErrBadCursor
+	}
+	return n, id, nil
+}
+
+func (r reader) ListSessions(ctx context.Context, p store.SessionPage) ([]store.Session, string, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	var args params
+	where := []string{"true"}
+	if p.Cursor != "" {
+		at, id, err := decodeCursor(p.Cursor)
+		if err != nil {
+			return nil, "", fmt.Errorf("list sessions: %w", store.ErrBadCursor)
+		}
+		a, i := args.add(at), args.add(id)
+		where = append(where, "(updated_at_ms < "+a+" OR (updated_at_ms = "+a+" AND id < "+i+"))")
+	}
+	if p.Query != "" {
+		where = append(where, `title ILIKE `+args.add("%"+likeEscape(p.Query)+"%")+` ESCAPE '\'`)
+	}
+	rows, err := r.q.Query(ctx, `SELECT `+sessionCols+` FROM sessions WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY updated_at_ms DESC, id DESC LIMIT `+args.add(limit+1), args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	out, err := collect(rows, scanSession)
+	if err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = encodeCursor(out[limit-1])
+	}
+	return out, next, nil
+}
+
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// collect scans every row with scan.
+func collect[T any](rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+const runCols = `id, session_id, status, input, model, priority, attempt, runner_id,
+	lease_expires_ms, last_seq, error_code, error_message, usage_json,
+	created_at_ms, started_at_ms, ended_at_ms, retries, max_retries, retry_backoff_ms, retry_at_ms`
+
+func scanRun(s pgx.Row) (store.Run, error) {
+	var v store.Run
+	var status, usage string
+	var lease, c, st, e, backoff, retryAt int64
+	err := s.Scan(&v.ID, &v.SessionID, &status, &v.Input, &v.Model, &v.Priority, &v.Attempt,
+		&v.RunnerID, &lease, &v.LastSeq, &v.ErrorCode, &v.ErrorMessage, &usage, &c, &st, &e,
+		&v.Retries, &v.MaxRetries, &backoff, &retryAt)
+	if err != nil {
+		return v, err
+	}
+	v.Status = run.Status(status)
+	v.LeaseExpiresAt, v.CreatedAt, v.StartedAt, v.EndedAt = fromMS(lease), fromMS(c), fromMS(st), fromMS(e)
+	v.RetryBackoff, v.RetryAt = time.Duration(backoff)*time.Millisecond, fromMS(retryAt)
+	if usage != "" {
+		if err := json.Unmarshal([]byte(usage), &v.Usage); err != nil {
+			return v, fmt.Errorf("run %s usage: %w", v.ID, err)
+		}
+	}
+	return v, nil
+}
+
+func (r reader) GetRun(ctx context.Context, id string) (store.Run, error) {
+	v, err := scanRun(r.q.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, id))
+	if err != nil {
+		return v, notFound(err, "run", id)
+	}
+	return v, nil
+}
+
+func (r reader) queryRuns(ctx context.Context, query string, args ...any) ([]store.Run, error) {
+	rows, err := r.q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query runs: %w", err)
+	}
+	out, err := collect(rows, scanRun)
+	if err != nil {
+		return nil, fmt.Errorf("scan run: %w", err)
+	}
+	return out, nil
+}
+
+func (r reader) SessionRuns(ctx context.Context, sessionID string) ([]store.Run, error) {
+	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = $1 ORDER BY created_at_ms, ord`, sessionID)
+}
+
+func (r reader) RunsWithStatus(ctx context.Context, statuses ...run.Status) ([]store.Run, error) {
+	if len(statuses) == 0 {
+		return nil, nil
+	}
+	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE status = ANY($1)
+		ORDER BY priority DESC, created_at_ms, ord`, strs(statuses))
+}
+
+const requestCols = `id, run_id, session_id, kind, status, tool_call_id, prompt_json, response,
+	created_at_ms, expires_at_ms, resolved_at_ms`
+
+func scanRequest(s pgx.Row) (store.Request, error) {
+	var v store.Request
+	var prompt string
+	var c, e, res int64
+	err := s.Scan(&v.ID, &v.RunID, &v.SessionID, &v.Kind, &v.Status, &v.ToolCallID, &prompt,
+		&v.Response, &c, &e, &res)
+	v.Prompt = json.RawMessage(prompt)
+	v.CreatedAt, v.ExpiresAt, v.ResolvedAt = fromMS(c), fromMS(e), fromMS(res)
+	return v, err
+}
+
+func (r reader) GetRequest(ctx context.Context, id string) (store.Request, error) {
+	v, err := scanRequest(r.q.QueryRow(ctx, `SELECT `+requestCols+` FROM requests WHERE id = $1`, id))
+	if err != nil {
+		return v, notFound(err, "request", id)
+	}
+	return v, nil
+}
+
+func (r reader) ListRequests(ctx context.Context, q store.RequestQuery) ([]store.Request, error) {
+	var args params
+	where := []string{"true"}
+	if q.Status != "" {
+		where = append(where, "status = "+args.add(q.Status))
+	}
+	if q.SessionID != "" {
+		where = append(where, "session_id = "+args.add(q.SessionID))
+	}
+	if q.RunID != "" {
+		where = append(where, "run_id = "+args.add(q.RunID))
+	}
+	rows, err := r.q.Query(ctx, `SELECT `+requestCols+` FROM requests WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY created_at_ms, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list requests: %w", err)
+	}
+	out, err := collect(rows, scanRequest)
+	if err != nil {
+		return nil, fmt.Errorf("list requests: %w", err)
+	}
+	return out, nil
+}
+
+func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, error) {
+	var args params
+	after := args.add(q.AfterID)
+	var where []string
+	if q.SessionID != "" {
+		where = append(where, "session_id = "+args.add(q.SessionID))
+	}
+	if q.RunID != "" {
+		where = append(where, "run_id = "+args.add(q.RunID))
+	}
+	if len(q.Types) > 0 {
+		where = append(where, "type = ANY("+args.add(strs(q.Types))+")")
+	}
+	if len(q.NotTypes) > 0 {
+		where = append(where, "type <> ALL("+args.add(strs(q.NotTypes))+")")
+	}
+	cond := strings.Join(where, " AND ")
+	if len(q.AlsoTypes) > 0 {
+		also := "type = ANY(" + args.add(strs(q.AlsoTypes)) + ")"
+		if q.SessionID == "" && q.RunID == "" {
+			cond = also // nothing else selected: only the added types
+		} else {
+			cond = "((" + cond + ") OR " + also + ")"
+		}
+	}
+	if cond == "" {
+		cond = "true"
+	}
+	query := `SELECT id, run_id, session_id, seq, type, ts_ms, terminal, payload FROM events WHERE id > ` +
+		after + ` AND ` + cond + ` ORDER BY id`
+	if q.Limit > 0 {
+		query += ` LIMIT ` + args.add(q.Limit)
+	}
+	rows, err := r.q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	out, err := collect(rows, func(row pgx.Row) (event.Event, error) {
+		var e event.Event
+		var ts int64
+		var typ, payload string
+		err := row.Scan(&e.ID, &e.RunID, &e.SessionID, &e.Seq, &typ, &ts, &e.Terminal, &payload)
+		e.Type, e.TS, e.Payload = event.Type(typ), event.FromMillis(ts), json.RawMessage(payload)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	return out, nil
+}
+
+func (r reader) LastEventID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := r.q.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("last event id: %w", err)
+	}
+	return id, nil
+}
+
+func (r reader) RunCursor(ctx context.Context, runID string) (int64, error) {
+	var id int64
+	if err := r.q.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM events WHERE run_id = $1`, runID).Scan(&id); err != nil {
+		return 0, fmt.Errorf("run cursor: %w", err)
+	}
+	return id, nil
+}
+
+const ruleCols = `id, tool, pattern, scope, session_id, created_at_ms`
+
+func scanRule(s pgx.Row) (store.Rule, error) {
+	var v store.Rule
+	var c int64
+	err := s.Scan(&v.ID, &v.Tool, &v.Pattern, &v.Scope, &v.SessionID, &c)
+	v.CreatedAt = fromMS(c)
+	return v, err
+}
+
+func (r reader) FindRule(ctx context.Context, tool, pattern, sessionID string) (store.Rule, error) {
+	v, err := scanRule(r.q.QueryRow(ctx, `SELECT `+ruleCols+` FROM approval_rules
+		WHERE tool = $1 AND pattern = $2 AND (scope = 'always' OR session_id = $3) LIMIT 1`, tool, pattern, sessionID))
+	if err != nil {
+		return v, notFound(err, "rule", tool)
+	}
+	return v, nil
+}
+
+func (r reader) ListRules(ctx context.Context) ([]store.Rule, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+ruleCols+` FROM approval_rules ORDER BY created_at_ms, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list rules: %w", err)
+	}
+	out, err := collect(rows, scanRule)
+	if err != nil {
+		return nil, fmt.Errorf("list rules: %w", err)
+	}
+	return out, nil
+}
+
+func (r reader) ListRunners(ctx context.Context) ([]store.RunnerInfo, error) {
+	rows, err := r.q.Query(ctx, `SELECT id, host, pid, version, started_at_ms, heartbeat_at_ms FROM runners ORDER BY started_at_ms, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list runners: %w", err)
+	}
+	out, err := collect(rows, func(row pgx.Row) (store.RunnerInfo, error) {
+		var v store.RunnerInfo
+		var s, h int64
+		err := row.Scan(&v.ID, &v.Host, &v.PID, &v.Version, &s, &h)
+		v.StartedAt, v.HeartbeatAt = fromMS(s), fromMS(h)
+		return v, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list runners: %w", err)
+	}
+	return out, nil
+}
