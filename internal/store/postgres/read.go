@@ -291,8 +291,21 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 	}
 	query := `SELECT id, run_id, session_id, seq, type, ts_ms, terminal, payload FROM events WHERE id > ` +
 		after + ` AND ` + cond + ` ORDER BY id`
-	if q.Limit > 0 {
-		query += ` LIMIT ` + args.add(q.Limit)
+	limit := q.Limit
+	if q.MaxBytes > 0 {
+		// The page ends with the event that brings it to MaxBytes, and the
+		// server must not send what the page will not hold: a running sum
+		// of the sizes before each event picks the rows, over at most as
+		// many rows as the budget can hold (a payload is at least 2 bytes).
+		if most := q.MaxBytes/2 + 1; limit <= 0 || most < limit {
+			limit = most
+		}
+		query = `SELECT id, run_id, session_id, seq, type, ts_ms, terminal, payload FROM (
+			SELECT *, SUM(octet_length(payload)) OVER (ORDER BY id) - octet_length(payload) AS before
+			FROM (` + query + ` LIMIT ` + args.add(limit) + `) page) sized
+			WHERE before < ` + args.add(q.MaxBytes) + ` ORDER BY id`
+	} else if limit > 0 {
+		query += ` LIMIT ` + args.add(limit)
 	}
 	rows, err := r.q.Query(ctx, query, args...)
 	if err != nil {
