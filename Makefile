@@ -2,7 +2,7 @@
 # none of this: the UI bundle is committed. Node is needed only to change
 # the UI.
 
-.PHONY: run test test-unit test-e2e-api test-e2e-processes test-e2e-browser browser ui ui-check
+.PHONY: run test test-unit test-e2e-api test-e2e-processes test-e2e-browser browser postgres ui ui-check
 
 run:
 	go run ./cmd/caduceus serve
@@ -25,7 +25,7 @@ SLOWEST ?= 10
 TIMES    = bin/test-times.txt
 PROGRESS = bin/progress -slow $(SLOW) -record $(TIMES)
 
-test: browser
+test: browser postgres
 	@mkdir -p bin && go build -o bin/progress ./e2e/progress && rm -f $(TIMES)
 	@# The packages the tests share are compiled once, here, rather than
 	@# by the four go test processes at once (./internal/... links nothing).
@@ -58,6 +58,17 @@ browser:
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 	@if [ -x /usr/lib/chromium/chromium ]; then /usr/lib/chromium/chromium --version; else chromium --version 2>/dev/null; fi
+
+# PostgreSQL's server binaries for the store tests (Debian's postgresql;
+# the tests run a throwaway cluster of their own with initdb and pg_ctl,
+# as the postgres user since initdb refuses root). Installed when missing;
+# the service apt may start is not used.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing Debian's postgresql for the store tests"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+	@ls -d /usr/lib/postgresql/*/bin | tail -n 1
 
 # Rebuild the browser workbench into internal/web/dist (commit the result).
 ui: ui/node_modules
