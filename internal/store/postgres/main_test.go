@@ -13,7 +13,12 @@ import (
 
 var pg = pgtest.New()
 
-func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(appenderEnv); spec != "" {
+		os.Exit(runAppender(spec))
+	}
+	os.Exit(pg.Main(m))
+}
 
 // openURL opens a store on url, closed when t ends.
 func openURL(t testing.TB, url string) *postgres.DB {
