@@ -2,7 +2,7 @@
 # none of this: the UI bundle is committed. Node is needed only to change
 # the UI.
 
-.PHONY: run test test-unit test-e2e-api test-e2e-processes test-e2e-browser browser ui ui-check
+.PHONY: run test test-unit test-e2e-api test-e2e-processes test-e2e-browser browser postgres ui ui-check
 
 run:
 	go run ./cmd/caduceus serve
@@ -13,8 +13,10 @@ run:
 # package as it ends and a line per top-level test slower than
 # $(SLOW) (e2e/progress condenses go test -json; a failing test prints
 # its whole output). At the end, the $(SLOWEST) slowest tests. The browser
-# tests drive Debian's chromium; they skip without it unless CI=true, so
-# `make test` installs it first.
+# tests drive Debian's chromium and the PostgreSQL store's tests (the store
+# conformance suite, journal, runner, app) start a throwaway PostgreSQL
+# server of Debian's; both skip without them unless CI=true, so `make test`
+# installs them first.
 #
 # Everything but e2e/processes runs niced: the runner processes those tests
 # start must renew a 2 s lease in time, so they get the CPU first (on a
@@ -25,7 +27,7 @@ SLOWEST ?= 10
 TIMES    = bin/test-times.txt
 PROGRESS = bin/progress -slow $(SLOW) -record $(TIMES)
 
-test: browser
+test: browser postgres
 	@mkdir -p bin && go build -o bin/progress ./e2e/progress && rm -f $(TIMES)
 	@# The packages the tests share are compiled once, here, rather than
 	@# by the four go test processes at once (./internal/... links nothing).
@@ -58,6 +60,17 @@ browser:
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 	@if [ -x /usr/lib/chromium/chromium ]; then /usr/lib/chromium/chromium --version; else chromium --version 2>/dev/null; fi
+
+# Debian's PostgreSQL server binaries, installed when missing (also under
+# CI=true without a terminal). The tests run their own server from
+# /usr/lib/postgresql/<version>/bin (internal/store/postgres/pgtest), not
+# the cluster the package may set up.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing Debian's PostgreSQL for the store tests"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+	@"$$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)/postgres" --version
 
 # Rebuild the browser workbench into internal/web/dist (commit the result).
 ui: ui/node_modules
