@@ -13,8 +13,10 @@ run:
 # package as it ends and a line per top-level test slower than
 # $(SLOW) (e2e/progress condenses go test -json; a failing test prints
 # its whole output). At the end, the $(SLOWEST) slowest tests. The browser
-# tests drive Debian's chromium; they skip without it unless CI=true, so
-# `make test` installs it first.
+# tests drive Debian's chromium and the PostgreSQL store's tests (the store
+# conformance suite, journal, runner, app) start a throwaway PostgreSQL
+# server of Debian's; both skip without them unless CI=true, so `make test`
+# installs them first.
 #
 # Everything but e2e/processes runs niced: the runner processes those tests
 # start must renew a 2 s lease in time, so they get the CPU first (on a
@@ -59,16 +61,16 @@ browser:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 	@if [ -x /usr/lib/chromium/chromium ]; then /usr/lib/chromium/chromium --version; else chromium --version 2>/dev/null; fi
 
-# PostgreSQL's server binaries for the store tests (Debian's postgresql;
-# the tests run a throwaway cluster of their own with initdb and pg_ctl,
-# as the postgres user since initdb refuses root). Installed when missing;
-# the service apt may start is not used.
+# Debian's PostgreSQL server binaries, installed when missing (also under
+# CI=true without a terminal). The tests run their own server from
+# /usr/lib/postgresql/<version>/bin (internal/store/postgres/pgtest), not
+# the cluster the package may set up.
 postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
-	  echo "installing Debian's postgresql for the store tests"; \
+	  echo "installing Debian's PostgreSQL for the store tests"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
-	@ls -d /usr/lib/postgresql/*/bin | tail -n 1
+	@"$$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)/postgres" --version
 
 # Rebuild the browser workbench into internal/web/dist (commit the result).
 ui: ui/node_modules

@@ -27,6 +27,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/runner"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 )
 
@@ -37,7 +38,7 @@ import (
 type env struct {
 	t   *testing.T
 	ctx context.Context
-	st  *sqlite.DB
+	st  store.Store
 	w   *journal.Writer
 	hub *journal.Hub
 	svc *control.Service
@@ -90,7 +91,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	}
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	j := journaltest.Start(t)
+	j := journaltest.Start(t, storetest.SQLite)
 	st, w, hub := j.Store, j.Writer, j.Hub
 
 	ws := t.TempDir()

@@ -15,6 +15,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/journal/journaltest"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 )
 
 // BenchmarkRunWaiting is the cost of saying what a queued run waits for
@@ -44,7 +45,7 @@ func benchQueue(b *testing.B, n int) (url, queued, running string) {
 	b.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	j := journaltest.Start(b)
+	j := journaltest.Start(b, storetest.SQLite)
 	st, w := j.Store, j.Writer
 	now := time.Now().UTC()
 	for done := 0; done < n; {

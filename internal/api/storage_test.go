@@ -16,6 +16,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/journal/journaltest"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 )
 
 // codedErr looks like the SQLite driver's errors: a result code.
@@ -50,7 +51,7 @@ func (s *refusingStore) WriteBatch(ctx context.Context, fns []func(store.Tx) err
 // succeeds.
 func TestStorageFailures(t *testing.T) {
 	t.Parallel()
-	j := journaltest.Start(t)
+	j := journaltest.Start(t, storetest.SQLite)
 	rs := &refusingStore{Store: j.Store}
 	log := slog.New(slog.DiscardHandler)
 	w := journal.NewWriter(rs, j.Hub.Poke, log)

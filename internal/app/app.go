@@ -32,9 +32,8 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/runner"
 	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/skill"
-	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
+	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/tool"
-	"github.com/caduceus-dev/caduceus/internal/wake"
 	"github.com/caduceus-dev/caduceus/internal/web"
 )
 
@@ -43,16 +42,26 @@ import (
 type App struct {
 	cfg    config.Config
 	log    *slog.Logger
-	st     *sqlite.DB
+	st     store.Store
 	w      *journal.Writer
 	hub    *journal.Hub
-	bus    *wake.Bus        // nil when wake-ups across processes are unavailable
+	bus    waker            // nil when wake-ups across processes are unavailable
 	runner *runner.Runner   // nil for the web tier alone
 	watch  *runner.Watchdog // the web tier's, when it has no runner
 	srv    *http.Server     // nil for a runner process
 	ln     net.Listener
 	models *models.Registry
 	procs  *tool.ProcessTable
+}
+
+// waker carries "look at the journal now" to the other processes: the
+// unix-socket bus (internal/wake) for processes sharing a data dir on one
+// host, LISTEN/NOTIFY (postgres.Notifier) for processes sharing a
+// PostgreSQL database from any host.
+type waker interface {
+	Notify()
+	C() <-chan struct{}
+	Close() error
 }
 
 // pollWithBus is the hub's safety-net poll when other processes wake it;
@@ -98,17 +107,17 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	reg := models.New(file, getenv, providerFactories(), demo.New(script))
 	// From here on every log line passes through the redactor: keys must
 	// not reach a log even inside an unexpected error text.
-	red := secret.NewRedactor(append(append(reg.Secrets(), cfg.Token), cfg.Secrets...)...)
+	red := secret.NewRedactor(append(append(reg.Secrets(), cfg.Token, cfg.DatabasePassword()), cfg.Secrets...)...)
 	log = slog.New(red.Handler(log.Handler()))
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "caduceus.db"))
+	st, schema, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, st: st, models: reg}
 	poll := pollWithBus
-	if a.bus, err = wake.Open(filepath.Join(cfg.DataDir, "wake"), log); err != nil {
+	if a.bus, err = openWaker(ctx, cfg, log); err != nil {
 		log.Warn("no cross-process wake-ups; polling the journal instead", "every", pollAlone, "err", err)
-		poll = pollAlone
+		a.bus, poll = nil, pollAlone
 	}
 	a.hub = journal.NewHub(st, poll, log)
 	a.w = journal.NewWriter(st, a.afterCommit, log)
@@ -133,10 +142,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.procs = tool.NewProcessTable(0, 0, procReg)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
 		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
-			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper},
+			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg)},
 			st, a.w, a.hub, tools, reg, log)
 	} else {
-		a.watch = runner.NewWatchdog(st, a.w, "", cfg.Lease, sweeper, log)
+		a.watch = runner.NewWatchdog(st, a.w, "", runner.Config{Lease: cfg.Lease, LeaseOnly: shared(cfg), Processes: sweeper}, log)
 	}
 	if !webTier {
 		if err := a.runner.Register(ctx); err != nil {
@@ -147,7 +156,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
 	conn := connBounds(cfg)
-	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: sqlite.SchemaVersion,
+	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
 		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr}, log)
 

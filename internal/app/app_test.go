@@ -208,6 +208,10 @@ func TestNewErrors(t *testing.T) {
 		{"missing demo script", func(c *config.Config) { c.DemoScript = filepath.Join(t.TempDir(), "none.json") }, "none.json"},
 		{"invalid demo script", func(c *config.Config) { c.DemoScript = badScript }, "nope"},
 		{"invalid config file", func(c *config.Config) { c.ConfigFile = badConfig }, "config"},
+		{"database unreachable", func(c *config.Config) {
+			c.Database = "postgres://caduceus:hunter2@127.0.0.1:1/x?connect_timeout=2"
+		}, "connect"},
+		{"database URL that does not parse", func(c *config.Config) { c.Database = "postgres://caduceus:hunter2@[::1/x" }, "database URL"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,6 +223,9 @@ func TestNewErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %q does not mention %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Fatalf("error %q shows the database password", err)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -67,6 +68,11 @@ type Config struct {
 	// open; one more is refused with 429 too_many_streams. Zero means
 	// DefaultMaxStreamsPerAddr, negative no limit.
 	MaxStreamsPerAddr int
+	// Database is a PostgreSQL URL (postgres://...) to keep the store in,
+	// shared by processes on several hosts; empty keeps it in the SQLite
+	// file <data-dir>/caduceus.db. It may hold a password: it never
+	// appears in an error, a log line or --help.
+	Database string
 	// Getenv reads provider keys (OPENAI_API_KEY, ...) when they are needed,
 	// so they are never copied into the configuration.
 	Getenv func(string) string
@@ -142,6 +148,9 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 	fs.StringVar(&c.ApprovalMode, "approval-mode", envOr(getenv, "CADUCEUS_APPROVAL_MODE", "smart"), "default approval policy of new sessions: manual, smart or off (env CADUCEUS_APPROVAL_MODE)")
 	fs.StringVar(&c.DemoScript, "demo-script", envOr(getenv, "CADUCEUS_DEMO_SCRIPT", ""), "JSON script for the offline demo model (env CADUCEUS_DEMO_SCRIPT)")
 	fs.IntVar(&c.MaxConcurrent, "max-concurrent", 8, "runs this runner executes at once")
+	// The environment is read after parsing, not as the flag's default,
+	// so --help never prints a URL that may hold a password.
+	fs.StringVar(&c.Database, "database", "", "PostgreSQL URL (postgres://...) of a store shared by several hosts; default the SQLite file in the data dir (env CADUCEUS_DATABASE_URL, the place for a URL with a password)")
 	durs := []struct {
 		p         *time.Duration
 		name, env string
@@ -172,6 +181,9 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("%s: unexpected argument %q", cmd, fs.Arg(0))
+	}
+	if c.Database == "" {
+		c.Database = getenv("CADUCEUS_DATABASE_URL")
 	}
 	c.Token = getenv("CADUCEUS_TOKEN")
 	c.Getenv = getenv
@@ -222,7 +234,7 @@ func (c *Config) finish() error {
 		return errors.New("max-concurrent must be at least 1")
 	}
 	if c.Runner == RunnerOnly {
-		return nil // no listener
+		return checkDatabase(c.Database) // no listener to bound
 	}
 	for _, d := range []struct {
 		name string
@@ -245,7 +257,34 @@ func (c *Config) finish() error {
 			*p.v = -1
 		}
 	}
+	return checkDatabase(c.Database)
+}
+
+// checkDatabase accepts an empty value (SQLite) or a postgres:// URL. Its
+// errors never quote the value: it may hold a password.
+func checkDatabase(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return errors.New("database (--database, CADUCEUS_DATABASE_URL) is not a URL: want postgres://user@host:port/dbname")
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return fmt.Errorf("database (--database, CADUCEUS_DATABASE_URL) must be a postgres:// URL, not a %q one; leave it empty for the SQLite file in the data dir", u.Scheme)
+	}
 	return nil
+}
+
+// DatabasePassword is the password in the database URL, if it has one:
+// a secret to redact.
+func (c Config) DatabasePassword() string {
+	u, err := url.Parse(c.Database)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	p, _ := u.User.Password()
+	return p
 }
 
 func envOr(getenv func(string) string, k, def string) string {

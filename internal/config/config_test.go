@@ -75,6 +75,26 @@ func TestParseServe(t *testing.T) {
 		{name: "no read timeout", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--read-timeout", "0"}, wantErr: "read-timeout must be at least"},
 		{name: "tiny idle timeout", env: map[string]string{"HOME": "/h", "CADUCEUS_IDLE_TIMEOUT": "1ms"}, args: []string{"--workspace", ws}, wantErr: "idle-timeout must be at least"},
 		{name: "no concurrency", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--max-concurrent", "0"}, wantErr: "max-concurrent"},
+		{name: "sqlite by default", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws},
+			check: func(t *testing.T, c Config) {
+				if c.Database != "" {
+					t.Fatalf("database %q", c.Database)
+				}
+			}},
+		{name: "database from env", env: map[string]string{"HOME": "/h", "CADUCEUS_DATABASE_URL": "postgres://u:pw@db:5432/c"}, args: []string{"--workspace", ws},
+			check: func(t *testing.T, c Config) {
+				if c.Database != "postgres://u:pw@db:5432/c" || c.DatabasePassword() != "pw" {
+					t.Fatalf("database %q, password %q", c.Database, c.DatabasePassword())
+				}
+			}},
+		{name: "database flag beats env", env: map[string]string{"HOME": "/h", "CADUCEUS_DATABASE_URL": "postgres://a/x"}, args: []string{"--workspace", ws, "--database", "postgresql://b/y"},
+			check: func(t *testing.T, c Config) {
+				if c.Database != "postgresql://b/y" || c.DatabasePassword() != "" {
+					t.Fatalf("database %q", c.Database)
+				}
+			}},
+		{name: "database not postgres", env: map[string]string{"HOME": "/h", "CADUCEUS_DATABASE_URL": "mysql://u:hunter2@db/c"}, args: []string{"--workspace", ws}, wantErr: "must be a postgres:// URL"},
+		{name: "database not a URL", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--database", "postgres://u:hunter2@db:port\x7f/c"}, wantErr: "is not a URL"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,6 +102,9 @@ func TestParseServe(t *testing.T) {
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), "hunter2") {
+					t.Fatalf("the error shows the database password: %v", err)
 				}
 				return
 			}

@@ -138,7 +138,7 @@ var replayFixture struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pg.Main(m)
 	if replayFixture.dir != "" {
 		os.RemoveAll(replayFixture.dir)
 	}

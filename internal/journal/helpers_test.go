@@ -3,7 +3,6 @@ package journal
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -11,17 +10,23 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/postgres/pgtest"
 	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 )
 
 var discard = slog.New(slog.DiscardHandler)
 
 var t0 = time.UnixMilli(1_700_000_000_000).UTC()
 
-// env is a database file with a running Writer and Hub.
+// pg is the PostgreSQL server of this test binary: the tests run on both
+// stores (storetest.Each).
+var pg = pgtest.New()
+
+// env is a fresh store with a running Writer and Hub.
 type env struct {
-	path    string
-	db      *sqlite.DB
+	db      store.Store
+	another func() store.Store // another process's store on the same database
 	w       *Writer
 	hub     *Hub
 	stopHub context.CancelFunc
@@ -29,6 +34,7 @@ type env struct {
 }
 
 type envOpts struct {
+	open   storetest.Open // nil: SQLite
 	poll   time.Duration
 	wrap   func(store.Store) store.Store // e.g. a countingStore
 	notify func()                        // called after Poke
@@ -47,8 +53,11 @@ func openDB(t testing.TB, path string) *sqlite.DB {
 
 func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
-	e := &env{path: filepath.Join(t.TempDir(), "caduceus.db")}
-	e.db = openDB(t, e.path)
+	if o.open == nil {
+		o.open = storetest.SQLite
+	}
+	e := &env{}
+	e.db, e.another = o.open(t)
 	if o.poll == 0 {
 		o.poll = time.Hour // only Pokes wake the hub unless a test asks
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 )
 
 const waitLong = 10 * time.Second // generous: -race on a 2-core machine
@@ -20,8 +21,10 @@ const waitLong = 10 * time.Second // generous: -race on a 2-core machine
 // TestHubReplayThenLive subscribes while events are being appended, in a
 // loop to shake out races between replay and the live mailbox: every event
 // of the session after the cursor arrives exactly once, in order.
-func TestHubReplayThenLive(t *testing.T) {
-	e := newEnv(t, envOpts{})
+func TestHubReplayThenLive(t *testing.T) { storetest.Each(t, pg, testHubReplayThenLive) }
+
+func testHubReplayThenLive(t *testing.T, open storetest.Open) {
+	e := newEnv(t, envOpts{open: open})
 	ctx := context.Background()
 	const iters, before, during = 50, 12, 24
 	for i := range iters {
@@ -86,8 +89,10 @@ func TestHubReplayThenLive(t *testing.T) {
 	}
 }
 
-func TestHubFilters(t *testing.T) {
-	e := newEnv(t, envOpts{})
+func TestHubFilters(t *testing.T) { storetest.Each(t, pg, testHubFilters) }
+
+func testHubFilters(t *testing.T, open storetest.Open) {
+	e := newEnv(t, envOpts{open: open})
 	e.seed(t, "s1", "r1", "r2")
 	e.seed(t, "s2", "r3")
 	types := []event.Type{event.MessageDelta, event.ToolStarted, event.Usage, event.RunStatus}
@@ -161,7 +166,11 @@ func TestHubFilters(t *testing.T) {
 }
 
 func TestHubMailboxOverflowRereadsStore(t *testing.T) {
-	e := newEnv(t, envOpts{})
+	storetest.Each(t, pg, testHubMailboxOverflowRereadsStore)
+}
+
+func testHubMailboxOverflowRereadsStore(t *testing.T, open storetest.Open) {
+	e := newEnv(t, envOpts{open: open})
 	e.seed(t, "s1", "r1")
 	e.seed(t, "s2", "r2")
 	firstID := appendDirect(t, e.db, d("s1", "r1", event.RunQueued))[0].ID
@@ -209,7 +218,9 @@ func TestHubMailboxOverflowRereadsStore(t *testing.T) {
 	expectQuiet(t, sub, 5*time.Millisecond)
 }
 
-func TestHubResyncWhenCursorAhead(t *testing.T) {
+func TestHubResyncWhenCursorAhead(t *testing.T) { storetest.Each(t, pg, testHubResyncWhenCursorAhead) }
+
+func testHubResyncWhenCursorAhead(t *testing.T, open storetest.Open) {
 	tests := []struct {
 		name   string
 		f      Filter
@@ -223,7 +234,7 @@ func TestHubResyncWhenCursorAhead(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, envOpts{})
+			e := newEnv(t, envOpts{open: open})
 			e.seed(t, "s1", "r1")
 			e.seed(t, "s2", "r2")
 			for range tc.events {
@@ -271,7 +282,7 @@ func TestHubResyncWhenCursorAhead(t *testing.T) {
 	}
 
 	t.Run("cursor at the end is not a resync", func(t *testing.T) {
-		e := newEnv(t, envOpts{})
+		e := newEnv(t, envOpts{open: open})
 		e.seed(t, "s1", "r1")
 		evs := appendDirect(t, e.db, d("s1", "r1", event.MessageDelta))
 		sub := e.hub.Subscribe(Filter{}, evs[0].ID)
@@ -282,10 +293,14 @@ func TestHubResyncWhenCursorAhead(t *testing.T) {
 // TestHubDeliversOtherProcessesEvents: events committed through another
 // handle on the file never Poke this Hub; the poll finds them.
 func TestHubDeliversOtherProcessesEvents(t *testing.T) {
+	storetest.Each(t, pg, testHubDeliversOtherProcessesEvents)
+}
+
+func testHubDeliversOtherProcessesEvents(t *testing.T, open storetest.Open) {
 	const poll = 20 * time.Millisecond
-	e := newEnv(t, envOpts{poll: poll})
+	e := newEnv(t, envOpts{open: open, poll: poll})
 	e.seed(t, "s1", "r1", "r2")
-	other := openDB(t, e.path)
+	other := e.another()
 	sub := e.hub.Subscribe(Filter{SessionID: "s1"}, 0)
 	expectQuiet(t, sub, 5*time.Millisecond)
 
@@ -332,8 +347,10 @@ func TestHubDeliversOtherProcessesEvents(t *testing.T) {
 	}
 }
 
-func TestHubNextContextErrors(t *testing.T) {
-	e := newEnv(t, envOpts{})
+func TestHubNextContextErrors(t *testing.T) { storetest.Each(t, pg, testHubNextContextErrors) }
+
+func testHubNextContextErrors(t *testing.T, open storetest.Open) {
+	e := newEnv(t, envOpts{open: open})
 	e.seed(t, "s1", "r1")
 	appendDirect(t, e.db, d("s1", "r1", event.MessageDelta))
 
@@ -378,8 +395,10 @@ func TestHubNextContextErrors(t *testing.T) {
 	}
 }
 
-func TestHubClosed(t *testing.T) {
-	e := newEnv(t, envOpts{})
+func TestHubClosed(t *testing.T) { storetest.Each(t, pg, testHubClosed) }
+
+func testHubClosed(t *testing.T, open storetest.Open) {
+	e := newEnv(t, envOpts{open: open})
 	e.seed(t, "s1", "r1")
 	appendDirect(t, e.db, d("s1", "r1", event.MessageDelta))
 
@@ -423,8 +442,10 @@ func TestHubClosed(t *testing.T) {
 // TestHubSubscribeBeforeRun: a subscriber may register before Hub.Run has
 // read where the journal ends (the app starts both concurrently). Events
 // committed between its replay and Run's start must still reach it.
-func TestHubSubscribeBeforeRun(t *testing.T) {
-	e := newEnv(t, envOpts{noHub: true})
+func TestHubSubscribeBeforeRun(t *testing.T) { storetest.Each(t, pg, testHubSubscribeBeforeRun) }
+
+func testHubSubscribeBeforeRun(t *testing.T, open storetest.Open) {
+	e := newEnv(t, envOpts{open: open, noHub: true})
 	e.seed(t, "s1", "r1")
 	first := appendDirect(t, e.db, d("s1", "r1", event.RunQueued))[0].ID
 	sub := e.hub.Subscribe(Filter{SessionID: "s1"}, 0)
@@ -442,8 +463,10 @@ func TestHubSubscribeBeforeRun(t *testing.T) {
 	}
 }
 
-func TestSubCloseUnsubscribes(t *testing.T) {
-	e := newEnv(t, envOpts{})
+func TestSubCloseUnsubscribes(t *testing.T) { storetest.Each(t, pg, testSubCloseUnsubscribes) }
+
+func testSubCloseUnsubscribes(t *testing.T, open storetest.Open) {
+	e := newEnv(t, envOpts{open: open})
 	e.seed(t, "s1", "r1")
 	subs := []*Sub{
 		e.hub.Subscribe(Filter{}, 0),

@@ -13,12 +13,17 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 )
 
 func TestWriterDoIsDurableOnReturn(t *testing.T) {
-	e := newEnv(t, envOpts{noHub: true})
+	storetest.Each(t, pg, testWriterDoIsDurableOnReturn)
+}
+
+func testWriterDoIsDurableOnReturn(t *testing.T, open storetest.Open) {
+	e := newEnv(t, envOpts{open: open, noHub: true})
 	e.seed(t, "s1", "r1")
-	other := openDB(t, e.path) // another process's view of the file
+	other := e.another() // another process's view of the file
 	ctx := context.Background()
 	for i := range 20 {
 		var got []event.Event
@@ -39,8 +44,10 @@ func TestWriterDoIsDurableOnReturn(t *testing.T) {
 	}
 }
 
-func TestWriterSubmitKeepsOrder(t *testing.T) {
-	e := newEnv(t, envOpts{noHub: true})
+func TestWriterSubmitKeepsOrder(t *testing.T) { storetest.Each(t, pg, testWriterSubmitKeepsOrder) }
+
+func testWriterSubmitKeepsOrder(t *testing.T, open storetest.Open) {
+	e := newEnv(t, envOpts{open: open, noHub: true})
 	e.seed(t, "s1", "r1")
 	const n = 300
 	chans := make([]<-chan error, n)
@@ -68,10 +75,12 @@ func TestWriterSubmitKeepsOrder(t *testing.T) {
 	}
 }
 
-func TestWriterGroupCommit(t *testing.T) {
+func TestWriterGroupCommit(t *testing.T) { storetest.Each(t, pg, testWriterGroupCommit) }
+
+func testWriterGroupCommit(t *testing.T, open storetest.Open) {
 	t.Run("ops queued behind a commit share the next one", func(t *testing.T) {
 		cs := &countingStore{gate: make(chan struct{}), entered: make(chan struct{})}
-		e := newEnv(t, envOpts{noHub: true, wrap: func(s store.Store) store.Store { cs.Store = s; return cs }})
+		e := newEnv(t, envOpts{open: open, noHub: true, wrap: func(s store.Store) store.Store { cs.Store = s; return cs }})
 		e.seed(t, "s1", "r1")
 		first := e.w.Submit(appendOp(d("s1", "r1", event.MessageDelta)))
 		<-cs.entered
@@ -98,7 +107,7 @@ func TestWriterGroupCommit(t *testing.T) {
 		// A commit costs at least 2ms here (a slow disk): Do calls that
 		// arrive meanwhile must ride along in the next transaction.
 		cs := &countingStore{delay: 2 * time.Millisecond}
-		e := newEnv(t, envOpts{noHub: true, wrap: func(s store.Store) store.Store { cs.Store = s; return cs }})
+		e := newEnv(t, envOpts{open: open, noHub: true, wrap: func(s store.Store) store.Store { cs.Store = s; return cs }})
 		const workers, each = 8, 25
 		for w := range workers {
 			e.seed(t, fmt.Sprintf("s%d", w), fmt.Sprintf("r%d", w))
@@ -151,8 +160,12 @@ func TestWriterGroupCommit(t *testing.T) {
 }
 
 func TestWriterFailingOpDoesNotFailBatchMates(t *testing.T) {
+	storetest.Each(t, pg, testWriterFailingOpDoesNotFailBatchMates)
+}
+
+func testWriterFailingOpDoesNotFailBatchMates(t *testing.T, open storetest.Open) {
 	cs := &countingStore{gate: make(chan struct{}), entered: make(chan struct{})}
-	e := newEnv(t, envOpts{noHub: true, wrap: func(s store.Store) store.Store { cs.Store = s; return cs }})
+	e := newEnv(t, envOpts{open: open, noHub: true, wrap: func(s store.Store) store.Store { cs.Store = s; return cs }})
 	e.seed(t, "s1", "r1", "r2")
 	ctx := context.Background()
 	appendDirect(t, e.db, d("s1", "r2", event.RunDone))
@@ -218,10 +231,14 @@ func TestWriterFailingOpDoesNotFailBatchMates(t *testing.T) {
 }
 
 func TestWriterCommitFailureFailsBatchWithoutNotify(t *testing.T) {
+	storetest.Each(t, pg, testWriterCommitFailureFailsBatchWithoutNotify)
+}
+
+func testWriterCommitFailureFailsBatchWithoutNotify(t *testing.T, open storetest.Open) {
 	var notified atomic.Int32
 	errDisk := errors.New("disk full")
 	cs := &countingStore{fail: errDisk}
-	e := newEnv(t, envOpts{noHub: true, notify: func() { notified.Add(1) },
+	e := newEnv(t, envOpts{open: open, noHub: true, notify: func() { notified.Add(1) },
 		wrap: func(s store.Store) store.Store { cs.Store = s; return cs }})
 	err := e.w.Do(context.Background(), func(store.Tx) error { return nil })
 	if !errors.Is(err, errDisk) {
@@ -232,7 +249,9 @@ func TestWriterCommitFailureFailsBatchWithoutNotify(t *testing.T) {
 	}
 }
 
-func TestWriterNotifyAfterCommit(t *testing.T) {
+func TestWriterNotifyAfterCommit(t *testing.T) { storetest.Each(t, pg, testWriterNotifyAfterCommit) }
+
+func testWriterNotifyAfterCommit(t *testing.T, open storetest.Open) {
 	var (
 		appended   atomic.Int64 // highest event ID written by an op (writer goroutine)
 		notifies   atomic.Int32
@@ -240,7 +259,7 @@ func TestWriterNotifyAfterCommit(t *testing.T) {
 	)
 	var e *env
 	var other store.Reader
-	e = newEnv(t, envOpts{noHub: true, notify: func() {
+	e = newEnv(t, envOpts{open: open, noHub: true, notify: func() {
 		notifies.Add(1)
 		// Everything the batch wrote must already be visible to a reader
 		// on another connection (another process, even).
@@ -249,7 +268,7 @@ func TestWriterNotifyAfterCommit(t *testing.T) {
 			violations.Add(1)
 		}
 	}})
-	other = openDB(t, e.path)
+	other = e.another()
 	e.seed(t, "s1", "r1")
 	var wg sync.WaitGroup
 	for range 4 {
@@ -283,9 +302,11 @@ func TestWriterNotifyAfterCommit(t *testing.T) {
 	}
 }
 
-func TestWriterClose(t *testing.T) {
+func TestWriterClose(t *testing.T) { storetest.Each(t, pg, testWriterClose) }
+
+func testWriterClose(t *testing.T, open storetest.Open) {
 	cs := &countingStore{gate: make(chan struct{}), entered: make(chan struct{})}
-	e := newEnv(t, envOpts{noHub: true, wrap: func(s store.Store) store.Store { cs.Store = s; return cs }})
+	e := newEnv(t, envOpts{open: open, noHub: true, wrap: func(s store.Store) store.Store { cs.Store = s; return cs }})
 	e.seed(t, "s1", "r1")
 	first := e.w.Submit(appendOp(d("s1", "r1", event.MessageDelta)))
 	<-cs.entered

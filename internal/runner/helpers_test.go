@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -16,17 +17,24 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/runner"
 	"github.com/caduceus-dev/caduceus/internal/store"
-	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
+	"github.com/caduceus-dev/caduceus/internal/store/postgres/pgtest"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 )
 
-// env is a store in t.TempDir() with the journal writer and hub running
+// pg is the PostgreSQL server of this test binary: the tests run on both
+// stores (storetest.Each).
+var pg = pgtest.New()
+
+func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
+
+// env is a fresh store with the journal writer and hub running
 // and the control service that writes what the API would; runners are
 // started on it with start.
 type env struct {
 	t      *testing.T
 	ctx    context.Context
-	st     *sqlite.DB
+	st     store.Store
 	w      *journal.Writer
 	hub    *journal.Hub
 	svc    *control.Service
@@ -35,9 +43,9 @@ type env struct {
 	model models.Client
 }
 
-func newEnv(t *testing.T, s demo.Script, retry control.RetryPolicy) *env {
+func newEnv(t *testing.T, open storetest.Open, s demo.Script, retry control.RetryPolicy) *env {
 	t.Helper()
-	j := journaltest.Start(t)
+	j := journaltest.Start(t, open)
 	return &env{t: t, ctx: context.Background(), st: j.Store, w: j.Writer, hub: j.Hub,
 		svc: control.NewService(j.Store, j.Writer, t.TempDir(), retry), script: s}
 }

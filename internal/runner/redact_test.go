@@ -16,6 +16,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/runner"
 	"github.com/caduceus-dev/caduceus/internal/secret"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 )
 
@@ -51,7 +52,7 @@ func TestToolOutputIsRedacted(t *testing.T) {
 			Args: json.RawMessage(`{"command": "echo key=sk-live-$((1233+1))567890abcdef; printf 'then sk-live-12'; sleep 0.4; printf '34567890abcdef done\\n'"}`)}}},
 		demo.Turn{Steps: []demo.Step{{Kind: demo.KindText, Text: "noted"}}},
 	)
-	e := newEnv(t, s, control.RetryPolicy{})
+	e := newEnv(t, storetest.SQLite, s, control.RetryPolicy{})
 	rec := &recordingDemo{Provider: demo.New(s)}
 	e.model = rec
 	e.start(runner.Config{ApprovalMode: "off", Redactor: secret.NewRedactor(key)})

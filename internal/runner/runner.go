@@ -63,6 +63,11 @@ type Config struct {
 	// Processes, when set, is swept with every watchdog sweep (see
 	// Watchdog).
 	Processes ProcessSweeper
+	// LeaseOnly makes the watchdog judge runners by their heartbeats and
+	// leases alone, never by whether a pid of this host lives: for a
+	// database shared by several hosts (PostgreSQL), where a runner of
+	// another host may share this host's name and pid numbers mean nothing.
+	LeaseOnly bool
 }
 
 // Runner executes runs. Create it with New and call Run.
@@ -113,7 +118,7 @@ func New(cfg Config, st store.Store, w *journal.Writer, hub *journal.Hub, tools 
 	}
 	log = log.With("runner", rid)
 	return &Runner{id: rid, host: host, cfg: cfg, st: st, w: w, hub: hub, tools: tools, pick: pick,
-		log: log, active: map[string]*active{}, wake: make(chan struct{}, 1), watch: NewWatchdog(st, w, rid, cfg.Lease, cfg.Processes, log)}
+		log: log, active: map[string]*active{}, wake: make(chan struct{}, 1), watch: NewWatchdog(st, w, rid, cfg, log)}
 }
 
 // ID returns the runner's identity, the fence of its writes.

@@ -13,6 +13,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/runner"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 )
 
 // A runner executes each scripted run to one end, obeying what people
@@ -146,29 +147,32 @@ func TestRunScenarios(t *testing.T) {
 			want: run.Cancelled,
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, tc.script, tc.retry)
-			r := e.send("go")
-			if tc.before != nil {
-				tc.before(e, r)
-			}
-			e.start(tc.cfg)
-			if tc.act != nil {
-				tc.act(e, r)
-			}
-			got := e.wait(r.ID, "the end", terminal)
-			if got.Status != tc.want {
-				t.Fatalf("status %s (%s: %s), want %s", got.Status, got.ErrorCode, got.ErrorMessage, tc.want)
-			}
-			evs := e.events(r.ID)
-			checkOnce(t, evs, tc.want)
-			if tc.check != nil {
-				tc.check(t, evs)
-			}
-		})
-	}
+	storetest.Each(t, pg, func(t *testing.T, open storetest.Open) {
+		t.Parallel()
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t, open, tc.script, tc.retry)
+				r := e.send("go")
+				if tc.before != nil {
+					tc.before(e, r)
+				}
+				e.start(tc.cfg)
+				if tc.act != nil {
+					tc.act(e, r)
+				}
+				got := e.wait(r.ID, "the end", terminal)
+				if got.Status != tc.want {
+					t.Fatalf("status %s (%s: %s), want %s", got.Status, got.ErrorCode, got.ErrorMessage, tc.want)
+				}
+				evs := e.events(r.ID)
+				checkOnce(t, evs, tc.want)
+				if tc.check != nil {
+					tc.check(t, evs)
+				}
+			})
+		}
+	})
 }
 
 // wantTool checks the run's one tool call ended with status, after the
@@ -201,72 +205,81 @@ func wantTool(status string, asked ...event.Type) func(*testing.T, []event.Event
 // ends it once.
 func TestShutdownHandsOver(t *testing.T) {
 	t.Parallel()
-	// Slow enough (2 s) that the run is still streaming when A stops, on
-	// a loaded machine too.
-	e := newEnv(t, script(turn(demo.Step{Kind: demo.KindText, Text: strings.Repeat("tok ", 20), ChunkSize: 4, ChunkDelayMS: 100})), control.RetryPolicy{})
-	r := e.send("go")
-	a := e.start(runner.Config{})
-	e.wait(r.ID, "running", isStatus(run.Running))
-	a.stop()
-	if got := e.run(r.ID); got.Status != run.Queued || got.RunnerID != "" {
-		t.Fatalf("after shutdown the run is %s held by %q, want queued and free", got.Status, got.RunnerID)
-	}
-	if rs, _ := e.st.ListRunners(e.ctx); len(rs) != 0 {
-		t.Fatalf("a stopped runner is still registered: %+v", rs)
-	}
-	b := e.start(runner.Config{})
-	e.wait(r.ID, "completed", isStatus(run.Completed))
-	evs := e.events(r.ID)
-	checkOnce(t, evs, run.Completed)
-	var starts []event.RunStartedPayload
-	for _, ev := range evs {
-		if ev.Type == event.RunStarted {
-			var p event.RunStartedPayload
-			_ = json.Unmarshal(ev.Payload, &p)
-			starts = append(starts, p)
+	storetest.Each(t, pg, func(t *testing.T, open storetest.Open) {
+		t.Parallel()
+		// Slow enough (2 s) that the run is still streaming when A stops, on
+		// a loaded machine too.
+		e := newEnv(t, open, script(turn(demo.Step{Kind: demo.KindText, Text: strings.Repeat("tok ", 20), ChunkSize: 4, ChunkDelayMS: 100})), control.RetryPolicy{})
+		r := e.send("go")
+		a := e.start(runner.Config{})
+		e.wait(r.ID, "running", isStatus(run.Running))
+		a.stop()
+		if got := e.run(r.ID); got.Status != run.Queued || got.RunnerID != "" {
+			t.Fatalf("after shutdown the run is %s held by %q, want queued and free", got.Status, got.RunnerID)
 		}
-	}
-	if len(starts) != 2 || starts[0].RunnerID != a.ID() || starts[1].RunnerID != b.ID() || !starts[1].Resumed {
-		t.Fatalf("run.started %+v, want runner A then B resuming", starts)
-	}
+		if rs, _ := e.st.ListRunners(e.ctx); len(rs) != 0 {
+			t.Fatalf("a stopped runner is still registered: %+v", rs)
+		}
+		b := e.start(runner.Config{})
+		e.wait(r.ID, "completed", isStatus(run.Completed))
+		evs := e.events(r.ID)
+		checkOnce(t, evs, run.Completed)
+		var starts []event.RunStartedPayload
+		for _, ev := range evs {
+			if ev.Type == event.RunStarted {
+				var p event.RunStartedPayload
+				_ = json.Unmarshal(ev.Payload, &p)
+				starts = append(starts, p)
+			}
+		}
+		if len(starts) != 2 || starts[0].RunnerID != a.ID() || starts[1].RunnerID != b.ID() || !starts[1].Resumed {
+			t.Fatalf("run.started %+v, want runner A then B resuming", starts)
+		}
+	})
 }
 
 // MaxConcurrent bounds the runs a runner executes at once: the second
 // waits queued while the first runs.
 func TestMaxConcurrent(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, script(turn(demo.Step{Kind: demo.KindDelay, DelayMS: 1000}, text("done"))), control.RetryPolicy{})
-	first, second := e.send("one"), e.send("two")
-	e.start(runner.Config{MaxConcurrent: 1})
-	e.wait(first.ID, "running", isStatus(run.Running))
-	if got := e.run(second.ID); got.Status != run.Queued {
-		t.Fatalf("second run %s while the first runs, want queued", got.Status)
-	}
-	e.wait(first.ID, "completed", isStatus(run.Completed))
-	e.wait(second.ID, "completed", isStatus(run.Completed))
+	storetest.Each(t, pg, func(t *testing.T, open storetest.Open) {
+		t.Parallel()
+		e := newEnv(t, open, script(turn(demo.Step{Kind: demo.KindDelay, DelayMS: 1000}, text("done"))), control.RetryPolicy{})
+		first, second := e.send("one"), e.send("two")
+		e.start(runner.Config{MaxConcurrent: 1})
+		e.wait(first.ID, "running", isStatus(run.Running))
+		if got := e.run(second.ID); got.Status != run.Queued {
+			t.Fatalf("second run %s while the first runs, want queued", got.Status)
+		}
+		e.wait(first.ID, "completed", isStatus(run.Completed))
+		e.wait(second.ID, "completed", isStatus(run.Completed))
+	})
 }
 
 // A registered runner is listed with its identity before it claims
 // anything.
 func TestRegister(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, script(turn(text("hi"))), control.RetryPolicy{})
-	s := e.start(runner.Config{Version: "v-test"})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		rs, err := e.st.ListRunners(e.ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rs) == 1 {
-			if rs[0].ID != s.ID() || rs[0].Version != "v-test" || rs[0].PID == 0 || rs[0].HeartbeatAt.IsZero() {
-				t.Fatalf("runner %+v", rs[0])
+	storetest.Each(t, pg, func(t *testing.T, open storetest.Open) {
+		t.Parallel()
+		e := newEnv(t, open, script(turn(text("hi"))), control.RetryPolicy{})
+		s := e.start(runner.Config{Version: "v-test"})
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			rs, err := e.st.ListRunners(e.ctx)
+			if err != nil {
+				t.Fatal(err)
 			}
-			return
+			if len(rs) == 1 {
+				if rs[0].ID != s.ID() || rs[0].Version != "v-test" || rs[0].PID == 0 || rs[0].HeartbeatAt.IsZero() {
+					t.Fatalf("runner %+v", rs[0])
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the runner was not registered")
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the runner was not registered")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/runner"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 )
 
@@ -51,6 +52,7 @@ func (f *failingStore) WriteBatch(ctx context.Context, fns []func(store.Tx) erro
 // A store that refuses writes for a while mid-run (disk full, database
 // locked) never leaves a run running for ever or ends it failed: once the
 // store answers again the run is recovering and completes on its retry.
+// The refusals are made up above the store, so one store kind is enough.
 func TestStoreFailureMidRun(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -63,7 +65,7 @@ func TestStoreFailureMidRun(t *testing.T) {
 			for i := range 40 {
 				steps = append(steps, text(fmt.Sprintf("w%02d ", i)), demo.Step{Kind: demo.KindDelay, DelayMS: 25})
 			}
-			e := newEnv(t, script(turn(steps...)), control.RetryPolicy{Max: 2, Backoff: 50 * time.Millisecond})
+			e := newEnv(t, storetest.SQLite, script(turn(steps...)), control.RetryPolicy{Max: 2, Backoff: 50 * time.Millisecond})
 			fs := &failingStore{Store: e.st, code: tc.code}
 			log := slog.New(slog.DiscardHandler)
 			w := journal.NewWriter(fs, e.hub.Poke, log)

@@ -17,7 +17,7 @@ import (
 // Watchdog finds runs whose runner is gone and hands them to
 // control.Interrupt: their lease expired, or their runner was a process on
 // this host that no longer exists (a crash is then noticed at the next
-// sweep instead of after the lease). Every runner runs one; so does a web
+// sweep instead of after the lease; not with Config.LeaseOnly). Every runner runs one; so does a web
 // tier without a runner, so runs of a dead runner are marked even when no
 // other runner is alive. Several watchdogs may sweep at once: the status
 // change is conditional, so one of them wins and the rest change nothing.
@@ -32,7 +32,9 @@ type Watchdog struct {
 	self  string         // the runner this watchdog belongs to ("" for a web tier)
 	host  string
 	lease time.Duration
-	log   *slog.Logger
+	// leaseOnly: no pid checks (Config.LeaseOnly).
+	leaseOnly bool
+	log       *slog.Logger
 	// born is when this watchdog was made: a runner with this process's pid
 	// registered before then was an earlier process that had the same pid.
 	born time.Time
@@ -45,10 +47,14 @@ type ProcessSweeper interface {
 }
 
 // NewWatchdog returns a Watchdog; self is the ID of the runner it runs in,
-// whose runs it leaves alone, or "". procs may be nil.
-func NewWatchdog(st store.Store, w *journal.Writer, self string, lease time.Duration, procs ProcessSweeper, log *slog.Logger) *Watchdog {
+// whose runs it leaves alone, or "". Of cfg it uses Lease, LeaseOnly and Processes (may be nil).
+func NewWatchdog(st store.Store, w *journal.Writer, self string, cfg Config, log *slog.Logger) *Watchdog {
+	if cfg.Lease <= 0 {
+		cfg.Lease = 15 * time.Second
+	}
 	host, _ := os.Hostname()
-	return &Watchdog{st: st, w: w, procs: procs, self: self, host: host, lease: lease, log: log, born: time.Now().Truncate(time.Millisecond)} // the store keeps milliseconds
+	return &Watchdog{st: st, w: w, self: self, host: host, procs: cfg.Processes, lease: cfg.Lease, leaseOnly: cfg.LeaseOnly, log: log,
+		born: time.Now().Truncate(time.Millisecond)} // the store keeps milliseconds
 }
 
 // Run sweeps every third of a lease until ctx ends: a dead runner's runs
@@ -85,7 +91,7 @@ func (d *Watchdog) Sweep(ctx context.Context) {
 		if ri.ID == d.self {
 			continue
 		}
-		if ri.Host == d.host && !d.processAlive(ri) || time.Since(ri.HeartbeatAt) > 4*d.lease {
+		if !d.leaseOnly && ri.Host == d.host && !d.processAlive(ri) || time.Since(ri.HeartbeatAt) > 4*d.lease {
 			dead[ri.ID] = true
 		}
 	}

@@ -1,41 +1,39 @@
-// Package journaltest starts the real store and journal for tests: a
-// SQLite file in the test's temporary directory, the group-commit writer
-// and the hub that fans events out. Tests of the packages above the
-// journal (api, runner) build on it instead of wiring the parts each time.
+// Package journaltest starts the real store and journal for tests: a fresh
+// store of the kind the test asks for (storetest.SQLite, storetest.Postgres),
+// the group-commit writer and the hub that fans events out. Tests of the
+// packages above the journal (api, runner) build on it instead of wiring
+// the parts each time.
 package journaltest
 
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/journal"
-	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
+	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 )
 
 // Journal is a running store, writer and hub.
 type Journal struct {
-	Store  *sqlite.DB
+	Store  store.Store
 	Writer *journal.Writer
 	Hub    *journal.Hub
 
 	stopHub func()
 }
 
-// Start opens a fresh store and starts its writer and hub; they stop when
-// the test ends (the hub first, so open streams end before the store
-// closes).
-func Start(t testing.TB) *Journal {
+// Start opens a fresh store with open and starts its writer and hub; they
+// stop when the test ends (the hub first, so open streams end before the
+// store closes; open closes the store after).
+func Start(t testing.TB, open storetest.Open) *Journal {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "caduceus.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := open(t)
 	hub := journal.NewHub(st, time.Second, log)
 	w := journal.NewWriter(st, hub.Poke, log)
 	w.Start()
@@ -47,9 +45,6 @@ func Start(t testing.TB) *Journal {
 	t.Cleanup(func() {
 		j.stopHub()
 		w.Close()
-		if err := st.Close(); err != nil {
-			t.Error(err)
-		}
 	})
 	return j
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/store/postgres"
 	"github.com/caduceus-dev/caduceus/internal/store/postgres/pgtest"
 	"github.com/caduceus-dev/caduceus/internal/store/storetest"
@@ -13,7 +12,12 @@ import (
 
 var pg = pgtest.New()
 
-func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(appenderEnv); spec != "" {
+		os.Exit(runAppender(spec))
+	}
+	os.Exit(pg.Main(m))
+}
 
 // openURL opens a store on url, closed when t ends.
 func openURL(t testing.TB, url string) *postgres.DB {
@@ -29,9 +33,4 @@ func openURL(t testing.TB, url string) *postgres.DB {
 // TestConformance runs the store conformance suite, each test on a
 // database of its own; another handle is another pool, as another process
 // has.
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t testing.TB) (store.Store, func() store.Store) {
-		url := pg.Database(t)
-		return openURL(t, url), func() store.Store { return openURL(t, url) }
-	})
-}
+func TestConformance(t *testing.T) { storetest.Run(t, storetest.Postgres(pg)) }

@@ -58,7 +58,8 @@ var ErrBadURL = errors.New("bad database URL")
 // DB is a PostgreSQL-backed store.Store.
 type DB struct {
 	reader
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	begin string // beginWrite; tests show what goes wrong without the lock
 }
 
 // Open connects to the database at url (postgres://...), applies pending
@@ -82,7 +83,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &DB{reader: reader{q: pool}, pool: pool}, nil
+	return &DB{reader: reader{q: pool}, pool: pool, begin: beginWrite}, nil
 }
 
 // Close closes the pool.
@@ -110,7 +111,7 @@ func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) (_ []er
 	// A connection released inside a transaction (a failed ROLLBACK) is
 	// closed by the pool, not reused.
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, beginWrite); err != nil {
+	if _, err := conn.Exec(ctx, d.begin); err != nil {
 		rollback(conn)
 		return nil, fmt.Errorf("begin: %w", err)
 	}

@@ -3,6 +3,9 @@
 // and run against each implementation (internal/store/sqlite,
 // internal/store/postgres). A feature that adds to the store contract adds
 // its cases here, so both stores keep behaving alike.
+//
+// It also opens stores of each kind for the tests of the packages above the
+// store (SQLite, Postgres, Each), so they run on both.
 package storetest
 
 import (
