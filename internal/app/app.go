@@ -100,7 +100,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// not reach a log even inside an unexpected error text.
 	red := secret.NewRedactor(append(append(reg.Secrets(), cfg.Token), cfg.Secrets...)...)
 	log = slog.New(red.Handler(log.Handler()))
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "caduceus.db"))
+	st, err := sqlite.Open(ctx, DatabasePath(cfg.DataDir))
 	if err != nil {
 		return nil, err
 	}
@@ -351,3 +351,7 @@ func providerFactories() map[string]models.Factory {
 		},
 	}
 }
+
+// DatabasePath is the SQLite file of a data dir, shared by every process
+// and command that opens it.
+func DatabasePath(dataDir string) string { return filepath.Join(dataDir, "caduceus.db") }
