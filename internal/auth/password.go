@@ -38,7 +38,7 @@ type Params struct {
 
 // DefaultParams are OWASP's first argon2id choice (m=19 MiB, t=2, p=1).
 // Measured on the 2-core server (docs/BENCHMARKS.md, BenchmarkHashPassword)
-// a hash takes ~25-30 ms, no longer than m=64 MiB t=1 p=2, with under a
+// a hash takes ~17 ms against ~35 ms for m=64 MiB t=1 p=2, with under a
 // third of the memory and one core instead of two: concurrent sign-ins
 // neither exhaust memory nor take both cores from running agents, and
 // sign-in rate limiting bounds the rest.
