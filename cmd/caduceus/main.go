@@ -40,6 +40,8 @@ func run(args []string) int {
 		return serve(args[1:])
 	case "runner":
 		return runRunner(args[1:])
+	case "user":
+		return runUser(args[1:])
 	case "help", "-h", "--help":
 		usage()
 		return 0
@@ -57,6 +59,9 @@ Commands:
   serve     run the web server and an in-process runner
             (--runner=none: the web server only)
   runner    execute runs for the web servers sharing its data dir
+  user      manage accounts: add <name> --role admin|operator|viewer,
+            list, passwd <name>, disable <name>, enable <name>
+            (--password-stdin reads the password from a pipe)
   version   print the version
 
 Run 'caduceus serve -h' or 'caduceus runner -h' for their flags.

@@ -360,3 +360,7 @@ func providerFactories() map[string]models.Factory {
 		},
 	}
 }
+
+// DatabasePath is the SQLite file of a data dir, shared by every process
+// and command that opens it.
+func DatabasePath(dataDir string) string { return filepath.Join(dataDir, "caduceus.db") }

@@ -16,6 +16,14 @@ import (
 // hosts may share (PostgreSQL): liveness is then judged by leases alone.
 func shared(cfg config.Config) bool { return cfg.Database != "" }
 
+// OpenStore opens the store of a data dir or a PostgreSQL URL (database,
+// when set) for a command that works on it without serving (`caduceus
+// user`).
+func OpenStore(ctx context.Context, dataDir, database string) (store.Store, error) {
+	st, _, err := openStore(ctx, config.Config{DataDir: dataDir, Database: database})
+	return st, err
+}
+
 // openStore opens the store cfg names, PostgreSQL at cfg.Database or else
 // the SQLite file in the data dir, and returns its schema version.
 func openStore(ctx context.Context, cfg config.Config) (store.Store, int, error) {
@@ -23,7 +31,7 @@ func openStore(ctx context.Context, cfg config.Config) (store.Store, int, error)
 		st, err := postgres.Open(ctx, cfg.Database)
 		return st, postgres.SchemaVersion, err
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "caduceus.db"))
+	st, err := sqlite.Open(ctx, DatabasePath(cfg.DataDir))
 	return st, sqlite.SchemaVersion, err
 }
 

@@ -1,7 +1,7 @@
 // Package store is the source of truth: sessions, runs, the event journal,
-// human requests, controls and approval rules. Callers see only the
-// interfaces here; internal/store/sqlite implements them today and a
-// PostgreSQL implementation can follow without touching callers.
+// human requests, controls, approval rules, accounts and API tokens.
+// Callers see only the interfaces here; internal/store/sqlite and
+// internal/store/postgres implement them.
 //
 // Writes happen inside a Tx. The journal package serialises all writes of a
 // process through one writer that group-commits several Tx bodies into one
@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
@@ -117,6 +118,37 @@ type RunnerInfo struct {
 	HeartbeatAt time.Time
 }
 
+// User is an account. Name is unique regardless of case; Role and the
+// password hash are kept as text the auth package parses (the store does
+// not judge them). PasswordHash never leaves the server.
+type User struct {
+	ID           string
+	Name         string
+	Role         string
+	PasswordHash string
+	Disabled     bool
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// NameKey is the form in which user names are compared and kept unique:
+// Unicode lower case, computed here so that every store folds alike.
+func NameKey(name string) string { return strings.ToLower(name) }
+
+// APIToken is a personal API token. Only its hash and a short display
+// prefix are stored; the token itself is shown once when it is made.
+type APIToken struct {
+	ID        string
+	UserID    string
+	Name      string
+	Scope     string
+	Hash      string // unique
+	Prefix    string
+	CreatedAt time.Time
+	LastUsed  time.Time // zero: never
+	RevokedAt time.Time // zero: live
+}
+
 // SessionPage asks for one page of sessions, newest activity first.
 type SessionPage struct {
 	Limit  int
@@ -168,6 +200,17 @@ type Reader interface {
 	FindRule(ctx context.Context, tool, pattern, sessionID string) (Rule, error)
 	ListRules(ctx context.Context) ([]Rule, error)
 	ListRunners(ctx context.Context) ([]RunnerInfo, error)
+
+	GetUser(ctx context.Context, id string) (User, error)
+	// GetUserByName finds a user by name regardless of case.
+	GetUserByName(ctx context.Context, name string) (User, error)
+	// ListUsers lists users, oldest first, then by id.
+	ListUsers(ctx context.Context) ([]User, error)
+	// GetTokenByHash finds a live token: a revoked one is ErrNotFound.
+	GetTokenByHash(ctx context.Context, hash string) (APIToken, error)
+	// ListTokens lists a user's tokens, revoked ones included, oldest
+	// first, then by id.
+	ListTokens(ctx context.Context, userID string) ([]APIToken, error)
 }
 
 // Tx is one transaction's view: reads see its own writes.
@@ -223,6 +266,20 @@ type Tx interface {
 
 	UpsertRunner(ctx context.Context, r RunnerInfo) error
 	DeleteRunner(ctx context.Context, id string) error
+
+	// InsertUser adds a user; a name taken regardless of case is
+	// ErrConflict.
+	InsertUser(ctx context.Context, u User) error
+	// UpdateUser writes u's name, role, password hash, disabled flag and
+	// UpdatedAt; an unknown id is ErrNotFound, a taken name ErrConflict.
+	UpdateUser(ctx context.Context, u User) error
+	// InsertToken adds a token of an existing user.
+	InsertToken(ctx context.Context, k APIToken) error
+	// RevokeToken marks a live token revoked; an unknown or already
+	// revoked one is ErrNotFound.
+	RevokeToken(ctx context.Context, id string, at time.Time) error
+	// TouchToken records a use of the token.
+	TouchToken(ctx context.Context, id string, at time.Time) error
 }
 
 // Store is a database of Caduceus state.

@@ -54,6 +54,9 @@ func Run(t *testing.T, open Open) {
 		{"RunOrder", testRunOrder},
 		{"EmptyCursors", testEmptyCursors},
 		{"TailersSeeEveryEvent", testTailersSeeEveryEvent},
+		{"UsersCRUD", testUsersCRUD},
+		{"UserNamesUnique", testUserNamesUnique},
+		{"Tokens", testTokens},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -1,0 +1,168 @@
+// Package account manages people's accounts on a store: adding them,
+// changing their passwords and roles, disabling them, listing them. The
+// command line (`caduceus user ...`) and, later, the admin page call it, so
+// both check names, roles and passwords alike. Passwords enter as plain
+// text and leave only as argon2id hashes; nothing here returns a hash.
+package account
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/caduceus-dev/caduceus/internal/auth"
+	"github.com/caduceus-dev/caduceus/internal/id"
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+// Errors, each with a stable code for callers that report them.
+var (
+	ErrBadName   = errors.New("bad_name")
+	ErrNameTaken = errors.New("name_taken")
+	ErrNoUser    = errors.New("no_such_user")
+)
+
+// MaxNameLen bounds a user name, in characters.
+const MaxNameLen = 64
+
+// User is an account as shown to people: no password hash.
+type User struct {
+	ID        string
+	Name      string
+	Role      auth.Role
+	Disabled  bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Writer is the part of the store this package needs.
+type Writer interface {
+	store.Reader
+	Write(ctx context.Context, fn func(store.Tx) error) error
+}
+
+// Manager changes accounts on a store.
+type Manager struct {
+	st     Writer
+	params auth.Params
+	now    func() time.Time
+}
+
+// New returns a Manager hashing passwords with params; now is the clock
+// (time.Now when nil).
+func New(st Writer, params auth.Params, now func() time.Time) *Manager {
+	if now == nil {
+		now = time.Now
+	}
+	return &Manager{st: st, params: params, now: now}
+}
+
+// CheckName reports whether name can name an account: 1 to MaxNameLen
+// letters, digits, '.', '_', '-' or '@', starting with a letter or digit.
+// Names appear in lists, logs and URLs; no spaces or controls there.
+func CheckName(name string) error {
+	n := utf8.RuneCountInString(name)
+	if n == 0 || n > MaxNameLen || !utf8.ValidString(name) {
+		return fmt.Errorf("%w: a user name has 1 to %d characters", ErrBadName, MaxNameLen)
+	}
+	for i, r := range name {
+		ok := unicode.IsLetter(r) || unicode.IsDigit(r)
+		if !ok && i > 0 {
+			ok = r == '.' || r == '_' || r == '-' || r == '@'
+		}
+		if !ok {
+			return fmt.Errorf("%w: %q: letters, digits and . _ - @ only, starting with a letter or digit", ErrBadName, name)
+		}
+	}
+	return nil
+}
+
+func view(u store.User) User {
+	return User{ID: u.ID, Name: u.Name, Role: auth.Role(u.Role), Disabled: u.Disabled, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+}
+
+// Add creates an account. The password is checked and hashed before
+// anything is written.
+func (m *Manager) Add(ctx context.Context, name string, role auth.Role, password string) (User, error) {
+	if err := CheckName(name); err != nil {
+		return User{}, err
+	}
+	if _, err := auth.ParseRole(string(role)); err != nil {
+		return User{}, err
+	}
+	hash, err := auth.HashPassword(password, m.params)
+	if err != nil {
+		return User{}, err
+	}
+	now := m.now()
+	u := store.User{ID: id.New("usr"), Name: name, Role: string(role), PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
+	err = m.st.Write(ctx, func(tx store.Tx) error { return tx.InsertUser(ctx, u) })
+	if errors.Is(err, store.ErrConflict) {
+		return User{}, fmt.Errorf("%w: a user named %q exists", ErrNameTaken, name)
+	}
+	if err != nil {
+		return User{}, fmt.Errorf("add user: %w", err)
+	}
+	return view(u), nil
+}
+
+// List lists the accounts, oldest first.
+func (m *Manager) List(ctx context.Context) ([]User, error) {
+	us, err := m.st.ListUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]User, 0, len(us))
+	for _, u := range us {
+		out = append(out, view(u))
+	}
+	return out, nil
+}
+
+// update changes the named account with change, in one transaction.
+func (m *Manager) update(ctx context.Context, name string, change func(*store.User)) (User, error) {
+	var out store.User
+	err := m.st.Write(ctx, func(tx store.Tx) error {
+		u, err := tx.GetUserByName(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("%w: %q", ErrNoUser, name)
+		}
+		if err != nil {
+			return err
+		}
+		change(&u)
+		u.UpdatedAt = m.now()
+		out = u
+		return tx.UpdateUser(ctx, u)
+	})
+	if err != nil {
+		return User{}, err
+	}
+	return view(out), nil
+}
+
+// SetPassword replaces the account's password.
+func (m *Manager) SetPassword(ctx context.Context, name, password string) (User, error) {
+	hash, err := auth.HashPassword(password, m.params)
+	if err != nil {
+		return User{}, err
+	}
+	return m.update(ctx, name, func(u *store.User) { u.PasswordHash = hash })
+}
+
+// SetDisabled disables or enables the account. Nothing of it is deleted;
+// the web tier is to refuse a disabled account's sign-in and tokens.
+func (m *Manager) SetDisabled(ctx context.Context, name string, disabled bool) (User, error) {
+	return m.update(ctx, name, func(u *store.User) { u.Disabled = disabled })
+}
+
+// SetRole changes the account's role.
+func (m *Manager) SetRole(ctx context.Context, name string, role auth.Role) (User, error) {
+	if _, err := auth.ParseRole(string(role)); err != nil {
+		return User{}, err
+	}
+	return m.update(ctx, name, func(u *store.User) { u.Role = string(role) })
+}

@@ -1,0 +1,139 @@
+package sqlite
+
+// Accounts and personal API tokens.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+const userCols = `id, name, role, password_hash, disabled, created_at_ms, updated_at_ms`
+
+func scanUser(s interface{ Scan(...any) error }) (store.User, error) {
+	var v store.User
+	var c, u int64
+	err := s.Scan(&v.ID, &v.Name, &v.Role, &v.PasswordHash, &v.Disabled, &c, &u)
+	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
+	return v, err
+}
+
+func (r reader) GetUser(ctx context.Context, id string) (store.User, error) {
+	v, err := scanUser(r.queryRow(ctx, `SELECT `+userCols+` FROM users WHERE id = ?`, id))
+	if err != nil {
+		return v, notFound(err, "user", id)
+	}
+	return v, nil
+}
+
+func (r reader) GetUserByName(ctx context.Context, name string) (store.User, error) {
+	v, err := scanUser(r.queryRow(ctx, `SELECT `+userCols+` FROM users WHERE name_key = ?`, store.NameKey(name)))
+	if err != nil {
+		return v, notFound(err, "user", name)
+	}
+	return v, nil
+}
+
+func (r reader) ListUsers(ctx context.Context) ([]store.User, error) {
+	rows, err := r.query(ctx, `SELECT `+userCols+` FROM users ORDER BY created_at_ms, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	defer rows.Close()
+	var out []store.User
+	for rows.Next() {
+		v, err := scanUser(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list users: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+const tokenCols = `id, user_id, name, scope, hash, prefix, created_at_ms, last_used_ms, revoked_at_ms`
+
+func scanToken(s interface{ Scan(...any) error }) (store.APIToken, error) {
+	var v store.APIToken
+	var c, u, rv int64
+	err := s.Scan(&v.ID, &v.UserID, &v.Name, &v.Scope, &v.Hash, &v.Prefix, &c, &u, &rv)
+	v.CreatedAt, v.LastUsed, v.RevokedAt = fromMS(c), fromMS(u), fromMS(rv)
+	return v, err
+}
+
+func (r reader) GetTokenByHash(ctx context.Context, hash string) (store.APIToken, error) {
+	v, err := scanToken(r.queryRow(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE hash = ? AND revoked_at_ms = 0`, hash))
+	if err != nil {
+		// The hash is a secret's stand-in: the error names no token.
+		return v, notFound(err, "token", "")
+	}
+	return v, nil
+}
+
+func (r reader) ListTokens(ctx context.Context, userID string) ([]store.APIToken, error) {
+	rows, err := r.query(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE user_id = ? ORDER BY created_at_ms, id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []store.APIToken
+	for rows.Next() {
+		v, err := scanToken(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list tokens: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// InsertUser and UpdateUser look for a taken name before writing rather
+// than rely on the unique index failing: a caller can then carry on in the
+// same transaction after ErrConflict (PostgreSQL aborts a transaction on a
+// failed statement, and both stores behave alike). The index still guards.
+
+func (t *txn) InsertUser(ctx context.Context, u store.User) error {
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO users (id, name, name_key, role, password_hash, disabled, created_at_ms, updated_at_ms)
+		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (name_key) DO NOTHING`,
+		u.ID, u.Name, store.NameKey(u.Name), u.Role, u.PasswordHash, u.Disabled, ms(u.CreatedAt), ms(u.UpdatedAt))
+	return expectOne(res, err)("user name", u.Name, store.ErrConflict)
+}
+
+func (t *txn) UpdateUser(ctx context.Context, u store.User) error {
+	var owner string
+	err := t.tx.QueryRowContext(ctx, `SELECT id FROM users WHERE name_key = ?`, store.NameKey(u.Name)).Scan(&owner)
+	switch {
+	case err == nil && owner != u.ID:
+		return fmt.Errorf("user name %q: %w", u.Name, store.ErrConflict)
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("update user %q: %w", u.ID, err)
+	}
+	return expectOne(t.tx.ExecContext(ctx, `UPDATE users SET name = ?, name_key = ?, role = ?, password_hash = ?, disabled = ?, updated_at_ms = ?
+		WHERE id = ?`, u.Name, store.NameKey(u.Name), u.Role, u.PasswordHash, u.Disabled, ms(u.UpdatedAt), u.ID))("user", u.ID, store.ErrNotFound)
+}
+
+func (t *txn) InsertToken(ctx context.Context, k store.APIToken) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenCols+`) VALUES (?,?,?,?,?,?,?,?,?)`,
+		k.ID, k.UserID, k.Name, k.Scope, k.Hash, k.Prefix, ms(k.CreatedAt), ms(k.LastUsed), ms(k.RevokedAt))
+	if err != nil {
+		return fmt.Errorf("insert token %q: %w", k.ID, err)
+	}
+	return nil
+}
+
+func (t *txn) RevokeToken(ctx context.Context, id string, at time.Time) error {
+	if at.IsZero() { // a zero time is stored as "live"
+		return fmt.Errorf("revoke token %q: no time given", id)
+	}
+	return expectOne(t.tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at_ms = ? WHERE id = ? AND revoked_at_ms = 0`,
+		ms(at), id))("token", id, store.ErrNotFound)
+}
+
+func (t *txn) TouchToken(ctx context.Context, id string, at time.Time) error {
+	return expectOne(t.tx.ExecContext(ctx, `UPDATE api_tokens SET last_used_ms = ? WHERE id = ?`,
+		ms(at), id))("token", id, store.ErrNotFound)
+}
