@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/config"
+	"github.com/caduceus-dev/caduceus/internal/store/postgres"
 	"github.com/caduceus-dev/caduceus/internal/store/postgres/pgtest"
 )
 
@@ -31,7 +33,7 @@ func TestPostgresWebTierAndRunner(t *testing.T) {
 	r := serve(t, rc)
 
 	_, _, b := get(t, w.URL()+"/api/meta")
-	if !strings.Contains(string(b), `"store_schema":3`) {
+	if !strings.Contains(string(b), fmt.Sprintf(`"store_schema":%d`, postgres.SchemaVersion)) {
 		t.Fatalf("meta: %s", b)
 	}
 	_, _, b = get(t, w.URL()+"/api/health")
