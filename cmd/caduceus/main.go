@@ -1,7 +1,8 @@
 // Command caduceus is the Caduceus binary: `caduceus serve` runs the web
 // server with an in-process runner (or, with --runner=none, the web tier
 // alone); `caduceus runner` runs runs for a web tier on the same data dir;
-// `caduceus version` prints the version.
+// `caduceus backup` copies the database while it runs; `caduceus version`
+// prints the version.
 package main
 
 import (
@@ -38,6 +39,8 @@ func run(args []string) int {
 		return serve(args[1:])
 	case "runner":
 		return runRunner(args[1:])
+	case "backup":
+		return backup(args[1:])
 	case "help", "-h", "--help":
 		usage()
 		return 0
@@ -55,6 +58,7 @@ Commands:
   serve     run the web server and an in-process runner
             (--runner=none: the web server only)
   runner    execute runs for the web servers sharing its data dir
+  backup    write a consistent copy of the SQLite database, also while it runs
   version   print the version
 
 Run 'caduceus serve -h' or 'caduceus runner -h' for their flags.
