@@ -87,6 +87,9 @@ func runRunner(args []string) int {
 	}
 	return start(cfg, func(a *app.App) {
 		fmt.Printf("Caduceus %s runner %s ready\n  data: %s\n", version, a.RunnerID(), cfg.DataDir)
+		if u := a.MetricsURL(); u != "" {
+			fmt.Printf("  metrics: %s\n", u)
+		}
 	})
 }
 
@@ -102,7 +105,7 @@ func parseFailed(err error) int {
 // SIGTERM, which stop it gracefully.
 func start(cfg config.Config, announce func(*app.App)) int {
 	cfg.Version = version
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := app.NewLogger(os.Stderr, cfg.LogFormat, slog.LevelInfo)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, err := app.New(ctx, cfg, log)

@@ -43,7 +43,22 @@ type Options struct {
 	// Writes tells health about a storage failure writes meet now (a full
 	// disk, a database locked elsewhere); nil reports none.
 	Writes interface{ Trouble() *journal.Trouble }
+	// Streams counts open event streams; nil counts nothing.
+	Streams StreamObserver
 }
+
+// StreamObserver is told when an event stream opens and closes; stream is
+// "tab", "session" or "run".
+type StreamObserver interface {
+	StreamOpened(stream string)
+	StreamClosed(stream string)
+}
+
+// unwatched is the StreamObserver of an API given none.
+type unwatched struct{}
+
+func (unwatched) StreamOpened(string) {}
+func (unwatched) StreamClosed(string) {}
 
 // ModelLister describes the configured providers without their keys.
 type ModelLister interface {
@@ -68,6 +83,9 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 	}
 	if opt.LeaseWindow <= 0 {
 		opt.LeaseWindow = 45 * time.Second
+	}
+	if opt.Streams == nil {
+		opt.Streams = unwatched{}
 	}
 	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log}
 }

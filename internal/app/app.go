@@ -30,6 +30,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/skill"
 	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
+	"github.com/caduceus-dev/caduceus/internal/telemetry"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 	"github.com/caduceus-dev/caduceus/internal/wake"
 	"github.com/caduceus-dev/caduceus/internal/web"
@@ -50,6 +51,10 @@ type App struct {
 	ln     net.Listener
 	models *models.Registry
 	procs  *tool.ProcessTable
+	tel    *telemetry.Telemetry
+	// metrics serves a runner process's /metrics (--metrics-addr); nil
+	// otherwise.
+	metrics *metricsServer
 }
 
 // pollWithBus is the hub's safety-net poll when other processes wake it;
@@ -102,25 +107,35 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, st: st, models: reg}
+	if a.tel, err = telemetry.New(telemetry.Config{Log: log}); err != nil {
+		st.Close()
+		return nil, err
+	}
 	poll := pollWithBus
 	if a.bus, err = wake.Open(filepath.Join(cfg.DataDir, "wake"), log); err != nil {
 		log.Warn("no cross-process wake-ups; polling the journal instead", "every", pollAlone, "err", err)
 		poll = pollAlone
 	}
 	a.hub = journal.NewHub(st, poll, log)
-	a.w = journal.NewWriter(st, a.afterCommit, log)
+	a.w = journal.NewWriter(st, a.afterCommit, log, journal.WithObserver(a.tel))
 	a.w.Start()
 	if cfg.Runner != config.RunnerNone {
 		mem := memory.New(filepath.Join(cfg.DataDir, "memory"))
 		a.procs = tool.NewProcessTable(0, 0)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
 		a.runner = runner.New(runner.Config{Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redact: red.String,
-			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent},
+			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Telemetry: a.tel},
 			st, a.w, a.hub, tools, reg, log)
 	} else {
 		a.watch = runner.NewWatchdog(st, a.w, "", cfg.Lease, log)
 	}
 	if !webTier {
+		if cfg.MetricsAddr != "" {
+			if a.metrics, err = listenMetrics(cfg.MetricsAddr, cfg.Token, a.tel.Handler(), log); err != nil {
+				a.close()
+				return nil, err
+			}
+		}
 		if err := a.runner.Register(ctx); err != nil {
 			a.close()
 			return nil, err
@@ -129,7 +144,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: sqlite.SchemaVersion,
-		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w}, log)
+		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
+		Streams: a.tel}, log)
+	a.tel.WatchStore(st, 3*cfg.Lease)
 
 	ui, err := web.New()
 	if err != nil {
@@ -138,6 +155,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", ap.Handler())
+	mux.Handle("GET /metrics", a.tel.Handler())
 	ui.Register(mux)
 	a.srv = &http.Server{Handler: guard.Wrap(mux), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
@@ -162,6 +180,15 @@ func (a *App) URL() string {
 		return ""
 	}
 	return "http://" + a.ln.Addr().String()
+}
+
+// MetricsURL is where a runner process serves its metrics ("" without
+// --metrics-addr; the web tier serves them at URL()+"/metrics").
+func (a *App) MetricsURL() string {
+	if a.metrics == nil {
+		return ""
+	}
+	return a.metrics.url()
 }
 
 // RunnerID is the identity of the process's runner ("" without one).
@@ -213,6 +240,9 @@ func (a *App) Run(ctx context.Context) error {
 		}
 	}()
 
+	if a.metrics != nil {
+		go a.metrics.serve()
+	}
 	var err error
 	if a.srv != nil {
 		streamsCtx, stopStreams := context.WithCancel(context.Background())
@@ -251,12 +281,16 @@ func (a *App) Run(ctx context.Context) error {
 	return err
 }
 
-// close stops the writer and releases the bus and the store.
+// close stops the writer and releases the metrics listener, the bus and
+// the store.
 func (a *App) close() error {
 	a.w.Close()
 	var err error
+	if a.metrics != nil {
+		err = a.metrics.close()
+	}
 	if a.bus != nil {
-		err = a.bus.Close()
+		err = errors.Join(err, a.bus.Close())
 	}
 	return errors.Join(err, a.st.Close())
 }

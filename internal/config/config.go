@@ -50,6 +50,8 @@ type Config struct {
 	// Getenv reads provider keys (OPENAI_API_KEY, ...) when they are needed,
 	// so they are never copied into the configuration.
 	Getenv func(string) string
+	// Observability (see telemetry.go).
+	Telemetry
 }
 
 // Where runs execute.
@@ -110,6 +112,7 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		}
 		fs.DurationVar(d.p, d.name, def, d.usage+" (env "+d.env+")")
 	}
+	c.Telemetry.flags(fs, cmd, getenv)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -164,7 +167,7 @@ func (c *Config) finish() error {
 	case c.MaxConcurrent < 1:
 		return errors.New("max-concurrent must be at least 1")
 	}
-	return nil
+	return c.Telemetry.check()
 }
 
 func envOr(getenv func(string) string, k, def string) string {

@@ -21,8 +21,9 @@ import (
 // systemPrompt frames every run. Kept short: providers add their own.
 const systemPrompt = `You are an agent working in the user's workspace through Caduceus. Use the tools to inspect and change files and to run commands; paths are relative to the workspace. Prefer edit_file for small changes to existing files. Keep a todo list for work with several steps. Ask with the clarify tool when a choice is genuinely the user's. Use the memory tool to remember durable facts about the user and their projects, and the skills tool to look for prepared instructions before unfamiliar tasks. Be concise and say what you changed.`
 
-// execute runs one claimed run to its end.
-func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
+// execute runs one claimed run to its end and says how it ended (an
+// Outcome*).
+func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) string {
 	log := r.log.With("run", claimed.ID, "session", claimed.SessionID)
 	stopWatch := r.watchCancel(ctx, a.cancel, claimed.ID)
 	defer stopWatch()
@@ -38,23 +39,23 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 	switch {
 	case errors.Is(err, store.ErrLeaseLost) || errors.Is(flushErr, store.ErrLeaseLost):
 		log.Warn("lease lost; another runner owns the run now")
-		return
+		return OutcomeLeaseLost
 	case errors.Is(err, agent.ErrPark) && !errors.Is(cause, errCancelRequested):
 		if err := r.w.Do(bg, func(tx store.Tx) error { return control.Park(bg, tx, claimed.ID, r.id) }); err != nil {
 			log.Error("park failed", "err", err)
-			return
+			return OutcomeStoreError
 		}
 		log.Info("run parked until a person answers")
-		return
+		return OutcomeParked
 	case errors.Is(cause, errShutdown) || errors.Is(err, agent.ErrYield):
 		why := "runner " + r.id + " is shutting down"
 		err := r.w.Do(bg, func(tx store.Tx) error { return control.Handover(bg, tx, claimed.ID, r.id, why) })
 		if err != nil {
 			log.Error("handover failed", "err", err)
-			return
+			return OutcomeStoreError
 		}
 		log.Info("run handed over", "mid_step", errors.Is(cause, errShutdown))
-		return
+		return OutcomeHandedOver
 	case errors.Is(cause, errCancelRequested):
 		o = control.Outcome{Status: run.Cancelled}
 	case store.Transient(err) || store.Transient(flushErr):
@@ -64,10 +65,10 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 		e := event.ErrorInfo{Code: "store_unavailable", Message: "the server could not write to its database for a while", Retryable: true}
 		if err := r.w.Do(bg, func(tx store.Tx) error { return control.Recover(bg, tx, claimed.ID, r.id, e) }); err != nil {
 			log.Warn("store unavailable; the run is recovered once it answers", "err", err)
-			return
+			return OutcomeStoreError
 		}
 		log.Info("run stopped on a storage failure", "err", errors.Join(err, flushErr))
-		return
+		return OutcomeRecovering
 	case err != nil:
 		log.Error("run failed", "err", err)
 		o = control.Outcome{Status: run.Failed, Error: &event.ErrorInfo{Code: "internal_error", Message: "the run stopped on an internal error; see the server log"}}
@@ -78,10 +79,10 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 		}
 		if err := r.w.Do(bg, func(tx store.Tx) error { return control.Recover(bg, tx, claimed.ID, r.id, e) }); err != nil {
 			log.Error("recover failed", "err", err)
-			return
+			return OutcomeStoreError
 		}
 		log.Info("run stopped on a transient error", "code", e.Code)
-		return
+		return OutcomeRecovering
 	case res.Err != nil:
 		o = control.Outcome{Status: run.Failed, Error: res.Err}
 	default:
@@ -92,9 +93,10 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 	}
 	if err := r.w.Do(bg, func(tx store.Tx) error { return control.Finish(bg, tx, claimed.ID, r.id, o) }); err != nil {
 		log.Error("finish failed", "status", o.Status, "err", err)
-		return
+		return OutcomeStoreError
 	}
 	log.Info("run finished", "status", o.Status)
+	return string(o.Status) // completed, failed or cancelled
 }
 
 // drive rebuilds the conversation from the journal and runs the loop.
@@ -119,7 +121,8 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	loop := agent.Loop{Provider: m.Provider, Tools: r.tools, Model: m.Model, System: r.systemPrompt(ctx),
 		Workspace: sess.Workspace, SessionID: sess.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
-		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield}
+		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield,
+		Observe: r.cfg.Telemetry}
 	if kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)
 	}

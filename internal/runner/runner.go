@@ -54,6 +54,8 @@ type Config struct {
 	}
 	// ApprovalMode is the approval policy of runs whose session sets none.
 	ApprovalMode string
+	// Telemetry watches executions, model and tool calls; nil: nobody.
+	Telemetry Telemetry
 }
 
 // Runner executes runs. Create it with New and call Run.
@@ -96,6 +98,9 @@ func New(cfg Config, st store.Store, w *journal.Writer, hub *journal.Hub, tools 
 	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = 8
+	}
+	if cfg.Telemetry == nil {
+		cfg.Telemetry = unwatched{}
 	}
 	host, _ := os.Hostname()
 	rid := id.New("rnr")
@@ -279,7 +284,11 @@ func (r *Runner) describe(ru store.Run) event.RunStartedPayload {
 }
 
 func (r *Runner) start(claimed store.Run) {
+	if firstStart(claimed) {
+		r.cfg.Telemetry.QueueWaited(time.Since(claimed.CreatedAt))
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, observed := r.cfg.Telemetry.Executing(ctx, claimed.ID, claimed.Attempt)
 	a := &active{cancel: cancel, drain: make(chan struct{})}
 	r.mu.Lock()
 	r.active[claimed.ID] = a
@@ -294,7 +303,7 @@ func (r *Runner) start(claimed store.Run) {
 			cancel(nil)
 			r.poke()
 		}()
-		r.execute(ctx, a, claimed)
+		observed(r.execute(ctx, a, claimed))
 	}()
 }
 
