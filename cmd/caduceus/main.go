@@ -106,6 +106,7 @@ func parseFailed(err error) int {
 func start(cfg config.Config, announce func(*app.App)) int {
 	cfg.Version = version
 	log := app.NewLogger(os.Stderr, cfg.LogFormat, slog.LevelInfo)
+	routeOTelErrors(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, err := app.New(ctx, cfg, log)

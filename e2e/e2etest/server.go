@@ -63,6 +63,11 @@ func WithDataDir(dir string) ServerOpt { return func(c *config.Config) { c.DataD
 // WithLogFormat writes the server log as text or json.
 func WithLogFormat(f string) ServerOpt { return func(c *config.Config) { c.LogFormat = f } }
 
+// WithTracesEndpoint exports the server's traces to url.
+func WithTracesEndpoint(url string) ServerOpt {
+	return func(c *config.Config) { c.TracesEndpoint = url }
+}
+
 // WithRetries sets the automatic retry policy of the runs it queues.
 func WithRetries(n int, backoff time.Duration) ServerOpt {
 	return func(c *config.Config) { c.MaxRetries, c.RetryBackoff = n, backoff }

@@ -45,6 +45,8 @@ type Options struct {
 	Writes interface{ Trouble() *journal.Trouble }
 	// Streams counts open event streams; nil counts nothing.
 	Streams StreamObserver
+	// Tracer ties a queued run to the request's trace; nil: no tracing.
+	Tracer Tracer
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -53,6 +55,21 @@ type StreamObserver interface {
 	StreamOpened(stream string)
 	StreamClosed(stream string)
 }
+
+// Tracer ties runs to the traced request that queues them.
+type Tracer interface {
+	// TraceParent is the W3C traceparent of the request's span ("" when
+	// there is none); the run keeps it so its execution can link to it.
+	TraceParent(ctx context.Context) string
+	// TagRun names the run a request created on the request's span.
+	TagRun(ctx context.Context, runID string)
+}
+
+// untraced is the Tracer of an API given none.
+type untraced struct{}
+
+func (untraced) TraceParent(context.Context) string { return "" }
+func (untraced) TagRun(context.Context, string)     {}
 
 // unwatched is the StreamObserver of an API given none.
 type unwatched struct{}
@@ -86,6 +103,9 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 	}
 	if opt.Streams == nil {
 		opt.Streams = unwatched{}
+	}
+	if opt.Tracer == nil {
+		opt.Tracer = untraced{}
 	}
 	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log}
 }

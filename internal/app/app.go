@@ -107,7 +107,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, st: st, models: reg}
-	if a.tel, err = telemetry.New(telemetry.Config{Log: log}); err != nil {
+	if a.tel, err = telemetry.New(telemetry.Config{Version: cfg.Version, Role: role(cfg), TracesEndpoint: cfg.TracesEndpoint, Log: log}); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: sqlite.SchemaVersion,
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
-		Streams: a.tel}, log)
+		Streams: a.tel, Tracer: a.tel}, log)
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
 	ui, err := web.New()
@@ -157,7 +157,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	mux.Handle("/api/", ap.Handler())
 	mux.Handle("GET /metrics", a.tel.Handler())
 	ui.Register(mux)
-	a.srv = &http.Server{Handler: guard.Wrap(mux), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	a.srv = &http.Server{Handler: a.tel.HTTP(guard.Wrap(mux)), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	if a.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 		a.close()
@@ -281,18 +281,34 @@ func (a *App) Run(ctx context.Context) error {
 	return err
 }
 
-// close stops the writer and releases the metrics listener, the bus and
-// the store.
+// close stops the writer, exports the last spans and releases the metrics
+// listener, the bus and the store.
 func (a *App) close() error {
 	a.w.Close()
 	var err error
 	if a.metrics != nil {
 		err = a.metrics.close()
 	}
+	if a.tel != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = errors.Join(err, a.tel.Shutdown(sctx))
+		cancel()
+	}
 	if a.bus != nil {
 		err = errors.Join(err, a.bus.Close())
 	}
 	return errors.Join(err, a.st.Close())
+}
+
+// role names the process in its traces.
+func role(cfg config.Config) string {
+	switch cfg.Runner {
+	case config.RunnerNone:
+		return "web"
+	case config.RunnerOnly:
+		return "runner"
+	}
+	return "web+runner"
 }
 
 // providerFactories builds the clients of configured providers.

@@ -106,10 +106,11 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	if err != nil {
 		return agent.Result{}, err
 	}
-	items, kind, done, err := r.history(ctx, claimed)
+	items, queued, done, err := r.history(ctx, claimed)
 	if err != nil {
 		return agent.Result{}, err
 	}
+	r.cfg.Telemetry.LinkQueued(ctx, queued.TraceParent)
 	msgs, pending := transcript.History(items)
 	if claimed.Attempt > 1 && len(pending) == 0 {
 		msgs = dropCutAnswer(msgs)
@@ -123,7 +124,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
 		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield,
 		Observe: r.cfg.Telemetry}
-	if kind == control.RunKindCompact {
+	if queued.Kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)
 	}
 	return loop.Run(ctx, h, msgs, pending)
@@ -159,23 +160,23 @@ func (r *Runner) systemPrompt(ctx context.Context) string {
 
 // history folds the session's journal up to and including this run, run
 // by run: a message queued during an earlier run belongs after it, not in
-// the middle of its answer. It also returns the run's kind from its
-// run.queued event and what earlier claims of the run already did.
-func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, string, agent.Progress, error) {
+// the middle of its answer. It also returns the run's run.queued payload
+// (its kind, its trace) and what earlier claims of the run already did.
+func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, event.RunQueuedPayload, agent.Progress, error) {
 	var done agent.Progress
+	var queued event.RunQueuedPayload
 	runs, err := r.st.SessionRuns(ctx, claimed.SessionID)
 	if err != nil {
-		return nil, "", done, err
+		return nil, queued, done, err
 	}
 	evs, err := r.st.Events(ctx, store.EventQuery{SessionID: claimed.SessionID})
 	if err != nil {
-		return nil, "", done, err
+		return nil, queued, done, err
 	}
 	ids := make([]string, len(runs))
 	for i, ru := range runs {
 		ids[i] = ru.ID
 	}
-	kind := ""
 	var own []event.Event
 	for _, e := range evs {
 		if e.RunID != claimed.ID {
@@ -186,14 +187,14 @@ func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.I
 		case event.RunQueued:
 			var p event.RunQueuedPayload
 			if json.Unmarshal(e.Payload, &p) == nil {
-				kind = p.Kind
+				queued = p
 			}
 		case event.TurnStarted:
 			done.Turns++
 		}
 	}
 	done.Usage = control.SumUsage(own)
-	return transcript.FoldRuns(evs, ids, claimed.ID), kind, done, nil
+	return transcript.FoldRuns(evs, ids, claimed.ID), queued, done, nil
 }
 
 // watchCancel cancels ctx with errCancelRequested when the journal says the

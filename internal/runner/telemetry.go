@@ -19,6 +19,9 @@ type Telemetry interface {
 	Executing(ctx context.Context, runID string, attempt int) (context.Context, func(outcome string))
 	// QueueWaited reports how long a run waited before its first execution.
 	QueueWaited(d time.Duration)
+	// LinkQueued ties the execution in ctx to the traced request that
+	// queued the run (a W3C traceparent).
+	LinkQueued(ctx context.Context, traceparent string)
 }
 
 // How an execution ends.
@@ -53,4 +56,5 @@ func (unwatched) Executing(ctx context.Context, _ string, _ int) (context.Contex
 	return ctx, func(string) {}
 }
 
-func (unwatched) QueueWaited(time.Duration) {}
+func (unwatched) QueueWaited(time.Duration)          {}
+func (unwatched) LinkQueued(context.Context, string) {}

@@ -67,9 +67,12 @@ next:
 // What the instrumented packages report shows in the scrape, parsed by
 // Prometheus's own parser.
 func TestHandlerServesWhatWasReported(t *testing.T) {
-	tel, err := New(Config{Log: discard()})
+	tel, err := New(Config{Version: "test", Role: "web+runner", Log: discard()})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tel.Tracing() {
+		t.Fatal("tracing is on without an endpoint")
 	}
 	before := scrape(t, tel.Handler())
 	for _, fam := range []string{"caduceus_journal_append_seconds", "caduceus_sse_subscribers", "caduceus_runner_executions_total",
