@@ -1,7 +1,8 @@
 // Command caduceus is the Caduceus binary: `caduceus serve` runs the web
 // server with an in-process runner (or, with --runner=none, the web tier
 // alone); `caduceus runner` runs runs for a web tier on the same data dir;
-// `caduceus version` prints the version.
+// `caduceus backup` copies the database while it runs; `caduceus version`
+// prints the version.
 package main
 
 import (
@@ -42,6 +43,8 @@ func run(args []string) int {
 		return runRunner(args[1:])
 	case "user":
 		return runUser(args[1:])
+	case "backup":
+		return backup(args[1:])
 	case "help", "-h", "--help":
 		usage()
 		return 0
@@ -62,6 +65,7 @@ Commands:
   user      manage accounts: add <name> --role admin|operator|viewer,
             list, passwd <name>, disable <name>, enable <name>
             (--password-stdin reads the password from a pipe)
+  backup    write a consistent copy of the SQLite database, also while it runs
   version   print the version
 
 Run 'caduceus serve -h' or 'caduceus runner -h' for their flags.
@@ -102,6 +106,9 @@ func runRunner(args []string) int {
 	hideSecrets(env, &cfg)
 	return start(cfg, func(a *app.App) {
 		fmt.Printf("Caduceus %s runner %s ready\n  data: %s\n", version, a.RunnerID(), cfg.DataDir)
+		if u := a.MetricsURL(); u != "" {
+			fmt.Printf("  metrics: %s\n", u)
+		}
 	})
 }
 
@@ -148,7 +155,8 @@ func parseFailed(err error) int {
 // SIGTERM, which stop it gracefully.
 func start(cfg config.Config, announce func(*app.App)) int {
 	cfg.Version = version
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := app.NewLogger(os.Stderr, cfg.LogFormat, slog.LevelInfo)
+	routeOTelErrors(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, err := app.New(ctx, cfg, log)

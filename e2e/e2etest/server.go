@@ -60,6 +60,14 @@ func WithWorkspace(dir string) ServerOpt { return func(c *config.Config) { c.Wor
 // WithDataDir runs the server on data dir instead of a fresh one.
 func WithDataDir(dir string) ServerOpt { return func(c *config.Config) { c.DataDir = dir } }
 
+// WithLogFormat writes the server log as text or json.
+func WithLogFormat(f string) ServerOpt { return func(c *config.Config) { c.LogFormat = f } }
+
+// WithTracesEndpoint exports the server's traces to url.
+func WithTracesEndpoint(url string) ServerOpt {
+	return func(c *config.Config) { c.TracesEndpoint = url }
+}
+
 // WithRetries sets the automatic retry policy of the runs it queues.
 func WithRetries(n int, backoff time.Duration) ServerOpt {
 	return func(c *config.Config) { c.MaxRetries, c.RetryBackoff = n, backoff }
@@ -116,7 +124,7 @@ func StartServer(t *testing.T, s demo.Script, opts ...ServerOpt) *Server {
 	if testing.Verbose() {
 		sink = io.MultiWriter(logs, os.Stderr)
 	}
-	log := slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := app.NewLogger(sink, cfg.LogFormat, slog.LevelDebug)
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {

@@ -100,6 +100,8 @@ type Loop struct {
 	// boundary (before a model call or a tool call) with ErrYield: the
 	// runner is stopping and hands the run over with nothing half done.
 	Yield func() bool
+	// Observe watches model and tool calls (metrics, traces); nil: nobody.
+	Observe Observer
 }
 
 // Progress is the work a run has journaled so far.
@@ -268,8 +270,18 @@ func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index 
 		return err
 	}
 
+	callCtx, endCall := l.observer().ModelCall(ctx, l.Provider.Name(), l.Model)
+	// The stream is left early only when the host fails (a lost lease).
+	ended := false
+	end := func(o ModelOutcome) {
+		if !ended {
+			ended = true
+			endCall(o)
+		}
+	}
+	defer end(ModelOutcome{ErrCode: "interrupted"})
 	var streamErr error
-	for c, err := range l.Provider.Stream(ctx, req) {
+	for c, err := range l.Provider.Stream(callCtx, req) {
 		if err != nil {
 			streamErr = err
 			break
@@ -346,6 +358,7 @@ func (l *Loop) turn(ctx context.Context, h Host, msgs []provider.Message, index 
 		}
 	}
 	out.msg.Role, out.msg.Text = provider.RoleAssistant, text.String()
+	end(ModelOutcome{Usage: out.usage, ErrCode: callErrCode(ctx, l.Provider.Name(), streamErr)})
 
 	if streamErr != nil {
 		if ctx.Err() != nil {
@@ -405,6 +418,17 @@ func normaliseArgs(s string) json.RawMessage {
 	}
 	b, _ := json.Marshal(map[string]string{"_invalid_json": s})
 	return b
+}
+
+// callErrCode is how a model call that ended with err is counted.
+func callErrCode(ctx context.Context, name string, err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case ctx.Err() != nil:
+		return "cancelled"
+	}
+	return providerError(name, err).Code
 }
 
 func providerError(name string, err error) *event.ErrorInfo {

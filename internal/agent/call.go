@@ -136,11 +136,13 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall, w 
 		_ = h.Emit(event.ToolUpdated, event.ToolUpdatedPayload{ToolCallID: c.ID, Stream: stream, Output: text})
 	})
 	env := tool.Env{Workspace: l.Workspace, SessionID: l.SessionID, RunID: l.RunID, Emit: h.Emit, Progress: out.write}
-	res, err := t.Run(ctx, env, c.Args)
+	tctx, end := l.observer().ToolCall(ctx, c.Name, c.ID)
+	res, err := t.Run(tctx, env, c.Args)
 	out.flush()
 	if err != nil {
-		return tool.Result{Status: event.ToolError, Output: "tool failed: " + err.Error()}, nil
+		res = tool.Result{Status: event.ToolError, Output: "tool failed: " + err.Error()}
 	}
+	end(res.Status)
 	return res, nil
 }
 

@@ -273,8 +273,10 @@ func (l *Loop) summarise(ctx context.Context, msgs []provider.Message) (string, 
 		Messages: []provider.Message{{Role: provider.RoleUser, Text: "Summarise this conversation:\n\n" + text}}}
 	var out strings.Builder
 	var u provider.Usage
-	for c, err := range l.Provider.Stream(ctx, req) {
+	callCtx, endCall := l.observer().ModelCall(ctx, l.Provider.Name(), l.Model)
+	for c, err := range l.Provider.Stream(callCtx, req) {
 		if err != nil {
+			endCall(ModelOutcome{Usage: l.usageOf(u), ErrCode: callErrCode(ctx, l.Provider.Name(), err)})
 			return "", l.usageOf(u), err
 		}
 		switch c.Kind {
@@ -284,6 +286,7 @@ func (l *Loop) summarise(ctx context.Context, msgs []provider.Message) (string, 
 			u = c.Usage
 		}
 	}
+	endCall(ModelOutcome{Usage: l.usageOf(u)})
 	s := strings.TrimSpace(out.String())
 	if s == "" {
 		return "", l.usageOf(u), errors.New("the model returned an empty summary")

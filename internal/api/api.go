@@ -53,7 +53,39 @@ type Options struct {
 	// Writes tells health about a storage failure writes meet now (a full
 	// disk, a database locked elsewhere); nil reports none.
 	Writes interface{ Trouble() *journal.Trouble }
+	// Streams counts open event streams; nil counts nothing.
+	Streams StreamObserver
+	// Tracer ties a queued run to the request's trace; nil: no tracing.
+	Tracer Tracer
 }
+
+// StreamObserver is told when an event stream opens and closes; stream is
+// "tab", "session" or "run".
+type StreamObserver interface {
+	StreamOpened(stream string)
+	StreamClosed(stream string)
+}
+
+// Tracer ties runs to the traced request that queues them.
+type Tracer interface {
+	// TraceParent is the W3C traceparent of the request's span ("" when
+	// there is none); the run keeps it so its execution can link to it.
+	TraceParent(ctx context.Context) string
+	// TagRun names the run a request created on the request's span.
+	TagRun(ctx context.Context, runID string)
+}
+
+// untraced is the Tracer of an API given none.
+type untraced struct{}
+
+func (untraced) TraceParent(context.Context) string { return "" }
+func (untraced) TagRun(context.Context, string)     {}
+
+// unwatched is the StreamObserver of an API given none.
+type unwatched struct{}
+
+func (unwatched) StreamOpened(string) {}
+func (unwatched) StreamClosed(string) {}
 
 // ModelLister describes the configured providers without their keys.
 type ModelLister interface {
@@ -85,6 +117,12 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 	}
 	if opt.StreamWriteTimeout <= 0 {
 		opt.StreamWriteTimeout = 30 * time.Second
+	}
+	if opt.Streams == nil {
+		opt.Streams = unwatched{}
+	}
+	if opt.Tracer == nil {
+		opt.Tracer = untraced{}
 	}
 	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log, streams: netlimit.NewPerAddr(opt.MaxStreamsPerAddr),
 		reclaim: &reclaimer{free: debug.FreeOSMemory, threshold: reclaimThreshold, delay: reclaimDelay, gap: reclaimGap}}

@@ -245,6 +245,9 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, c
 	}
 	sub := a.hub.Subscribe(f, cursor)
 	defer sub.Close()
+	kind := streamKind(f)
+	a.opt.Streams.StreamOpened(kind)
+	defer a.opt.Streams.StreamClosed(kind)
 	if !out.flush() {
 		return
 	}
@@ -281,6 +284,17 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, c
 			return
 		}
 	}
+}
+
+// streamKind names a stream for the subscriber gauge.
+func streamKind(f journal.Filter) string {
+	switch {
+	case f.RunID != "":
+		return "run"
+	case f.Also != nil:
+		return "tab"
+	}
+	return "session"
 }
 
 func writeEvent(buf *bytes.Buffer, e event.Event) {

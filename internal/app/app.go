@@ -33,6 +33,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/skill"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/telemetry"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 	"github.com/caduceus-dev/caduceus/internal/web"
 )
@@ -52,6 +53,10 @@ type App struct {
 	ln     net.Listener
 	models *models.Registry
 	procs  *tool.ProcessTable
+	tel    *telemetry.Telemetry
+	// metrics serves a runner process's /metrics (--metrics-addr); nil
+	// otherwise.
+	metrics *metricsServer
 }
 
 // waker carries "look at the journal now" to the other processes: the
@@ -114,13 +119,17 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, st: st, models: reg}
+	if a.tel, err = telemetry.New(telemetry.Config{Version: cfg.Version, Role: role(cfg), TracesEndpoint: cfg.TracesEndpoint, Log: log}); err != nil {
+		st.Close()
+		return nil, err
+	}
 	poll := pollWithBus
 	if a.bus, err = openWaker(ctx, cfg, log); err != nil {
 		log.Warn("no cross-process wake-ups; polling the journal instead", "every", pollAlone, "err", err)
 		a.bus, poll = nil, pollAlone
 	}
 	a.hub = journal.NewHub(st, poll, log)
-	a.w = journal.NewWriter(st, a.afterCommit, log)
+	a.w = journal.NewWriter(st, a.afterCommit, log, journal.WithObserver(a.tel))
 	a.w.Start()
 	var runnerID string
 	if cfg.Runner != config.RunnerNone {
@@ -142,12 +151,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.procs = tool.NewProcessTable(0, 0, procReg)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
 		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
-			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg)},
+			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg),
+			Telemetry: a.tel},
 			st, a.w, a.hub, tools, reg, log)
 	} else {
 		a.watch = runner.NewWatchdog(st, a.w, "", runner.Config{Lease: cfg.Lease, LeaseOnly: shared(cfg), Processes: sweeper}, log)
 	}
 	if !webTier {
+		if cfg.MetricsAddr != "" {
+			if a.metrics, err = listenMetrics(cfg.MetricsAddr, cfg.Token, a.tel.Handler(), log); err != nil {
+				a.close()
+				return nil, err
+			}
+		}
 		if err := a.runner.Register(ctx); err != nil {
 			a.close()
 			return nil, err
@@ -158,7 +174,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	conn := connBounds(cfg)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
-		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr}, log)
+		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel}, log)
+	a.tel.WatchStore(st, 3*cfg.Lease)
 
 	ui, err := web.New()
 	if err != nil {
@@ -167,9 +184,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", ap.Handler())
+	mux.Handle("GET /metrics", a.tel.Handler())
 	ui.Register(mux)
 	a.srv = &http.Server{
-		Handler: guard.Wrap(mux),
+		Handler: a.tel.HTTP(guard.Wrap(mux)),
 		// ReadTimeout bounds a request's headers and body only: once the
 		// body is read, net/http clears the deadline for its background
 		// read (server.go, startBackgroundRead, Go 1.26), so an event
@@ -252,6 +270,15 @@ func (a *App) ModelLine() string {
 	return "model: chosen per session (no default model configured)"
 }
 
+// MetricsURL is where a runner process serves its metrics ("" without
+// --metrics-addr; the web tier serves them at URL()+"/metrics").
+func (a *App) MetricsURL() string {
+	if a.metrics == nil {
+		return ""
+	}
+	return a.metrics.url()
+}
+
 // RunnerID is the identity of the process's runner ("" without one).
 func (a *App) RunnerID() string {
 	if a.runner == nil {
@@ -301,6 +328,9 @@ func (a *App) Run(ctx context.Context) error {
 		}
 	}()
 
+	if a.metrics != nil {
+		go a.metrics.serve()
+	}
 	var err error
 	if a.srv != nil {
 		streamsCtx, stopStreams := context.WithCancel(context.Background())
@@ -339,14 +369,34 @@ func (a *App) Run(ctx context.Context) error {
 	return err
 }
 
-// close stops the writer and releases the bus and the store.
+// close stops the writer, exports the last spans and releases the metrics
+// listener, the bus and the store.
 func (a *App) close() error {
 	a.w.Close()
 	var err error
+	if a.metrics != nil {
+		err = a.metrics.close()
+	}
+	if a.tel != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = errors.Join(err, a.tel.Shutdown(sctx))
+		cancel()
+	}
 	if a.bus != nil {
-		err = a.bus.Close()
+		err = errors.Join(err, a.bus.Close())
 	}
 	return errors.Join(err, a.st.Close())
+}
+
+// role names the process in its traces.
+func role(cfg config.Config) string {
+	switch cfg.Runner {
+	case config.RunnerNone:
+		return "web"
+	case config.RunnerOnly:
+		return "runner"
+	}
+	return "web+runner"
 }
 
 // providerFactories builds the clients of configured providers.

@@ -80,6 +80,8 @@ type Config struct {
 	// writes besides the token and the provider keys in use: every secret
 	// the process hid from its environment at start.
 	Secrets []string
+	// Observability (see telemetry.go).
+	Telemetry
 }
 
 // Where runs execute.
@@ -176,6 +178,7 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		}
 		fs.DurationVar(d.p, d.name, def, d.usage+" (env "+d.env+")")
 	}
+	c.Telemetry.flags(fs, cmd, getenv)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -232,6 +235,9 @@ func (c *Config) finish() error {
 		return errors.New("retry-backoff must not be negative")
 	case c.MaxConcurrent < 1:
 		return errors.New("max-concurrent must be at least 1")
+	}
+	if err := c.Telemetry.check(); err != nil {
+		return err
 	}
 	if c.Runner == RunnerOnly {
 		return checkDatabase(c.Database) // no listener to bound

@@ -184,6 +184,9 @@ type Message struct {
 	Content string
 	IfBusy  string
 	Model   string
+	// TraceParent is the W3C trace context of the request that sends the
+	// message ("" when not traced); run.queued keeps it.
+	TraceParent string
 }
 
 // Send starts a run for a user message, obeying IfBusy when the session
@@ -241,7 +244,7 @@ func (s *Service) Send(ctx context.Context, sessionID string, m Message) (store.
 			return err
 		}
 		drafts := []event.Draft{
-			{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued, Payload: event.RunQueuedPayload{Input: m.Content, Model: model, IfBusy: m.IfBusy}},
+			{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued, Payload: event.RunQueuedPayload{Input: m.Content, Model: model, IfBusy: m.IfBusy, TraceParent: m.TraceParent}},
 			{RunID: r.ID, SessionID: sessionID, Type: event.MessageUser, Payload: event.MessageUserPayload{MessageID: id.New("msg"), Content: m.Content}},
 		}
 		if sess.Title == "" {

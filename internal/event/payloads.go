@@ -12,6 +12,9 @@ type RunQueuedPayload struct {
 	Input  string `json:"input"`
 	Model  string `json:"model,omitempty"`
 	IfBusy string `json:"if_busy,omitempty"`
+	// TraceParent is the W3C trace context of the request that queued the
+	// run, when tracing is on: the run's execution links to it.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // RunStartedPayload is the payload of run.started.

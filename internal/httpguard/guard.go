@@ -17,6 +17,11 @@ const DefaultMaxBodyBytes int64 = 1 << 20
 // service managers need no secret; it reveals nothing but "up".
 const healthPath = "/api/health"
 
+// metricsPath is outside /api/ (where scrapers expect it) but is no page:
+// it tells how busy the server is and what models it calls, so it needs
+// the token like the API.
+const metricsPath = "/metrics"
+
 // Config describes the server the Guard protects.
 type Config struct {
 	// Addr is the listen address as given to net.Listen. Whether it is
@@ -185,11 +190,12 @@ func isStateChanging(method string) bool {
 }
 
 // isStaticPage reports a read of the browser workbench's page or bundle
-// (everything outside /api/). They hold no data, and a browser must load
-// them before it can ask the person for the token the API then requires.
+// (everything outside /api/ but the metrics). They hold no data, and a
+// browser must load them before it can ask the person for the token the
+// API then requires.
 func isStaticPage(r *http.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
-		r.URL != nil && r.URL.Path != "/api" && !strings.HasPrefix(r.URL.Path, "/api/")
+		r.URL != nil && r.URL.Path != "/api" && !strings.HasPrefix(r.URL.Path, "/api/") && r.URL.Path != metricsPath
 }
 
 func isHealthCheck(r *http.Request) bool {

@@ -155,6 +155,9 @@ func TestTokenCheck(t *testing.T) {
 		{"api root is not a page", g, request{target: "/api"}, 401},
 		{"api needs the token", g, request{target: "/api/sessions"}, 401},
 		{"health exemption is not a prefix", g, request{target: "/api/health/../runs"}, 401},
+		{"metrics need the token", g, request{target: "/metrics"}, 401},
+		{"metrics with the token", g, request{target: "/metrics", header: hdr("Authorization", "Bearer "+testToken)}, 200},
+		{"metrics on loopback without a token", noToken, request{target: "/metrics"}, 200},
 
 		{"query token on event-stream GET", g, request{target: "/api/events?access_token=" + testToken,
 			header: hdr("Accept", sse)}, 200},

@@ -26,7 +26,25 @@ type Op func(store.Tx) error
 type pending struct {
 	op   Op
 	done chan error // buffered, receives exactly one value
+	at   time.Time  // when it was submitted; zero when nobody observes
 }
+
+// Observer learns how long writes take. It is called on the writer's
+// goroutine, after the commit: it must be quick and must not block.
+type Observer interface {
+	// Committed reports one group commit: how long the transaction took
+	// and whether it failed as a whole.
+	Committed(took time.Duration, err error)
+	// Appended reports how long one Op took from Submit until its outcome
+	// was known (queueing, the batch's transaction, the commit).
+	Appended(took time.Duration)
+}
+
+// WriterOption tunes a Writer.
+type WriterOption func(*Writer)
+
+// WithObserver has every commit and every Op reported to o.
+func WithObserver(o Observer) WriterOption { return func(w *Writer) { w.obs = o } }
 
 // Writer serialises writes: one goroutine takes every queued Op, runs as many
 // as are waiting in one transaction, commits once and only then reports
@@ -37,6 +55,7 @@ type Writer struct {
 	notify   func()
 	log      *slog.Logger
 	maxBatch int
+	obs      Observer // nil: nobody watches
 
 	queue chan pending
 	quit  chan struct{}
@@ -75,16 +94,20 @@ func (w *Writer) note(err error) {
 }
 
 // NewWriter returns a Writer on st that calls notify after every commit.
-func NewWriter(st store.Store, notify func(), log *slog.Logger) *Writer {
+func NewWriter(st store.Store, notify func(), log *slog.Logger, opts ...WriterOption) *Writer {
 	if notify == nil {
 		notify = func() {}
 	}
-	return &Writer{
+	w := &Writer{
 		st: st, notify: notify, log: log, maxBatch: 256,
 		queue: make(chan pending, 1024),
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
+	for _, o := range opts {
+		o(w)
+	}
+	return w
 }
 
 // Start runs the writer goroutine until Close.
@@ -105,6 +128,9 @@ func (w *Writer) Close() {
 // durable (or failed). Ops of one goroutine commit in submission order.
 func (w *Writer) Submit(op Op) <-chan error {
 	p := pending{op: op, done: make(chan error, 1)}
+	if w.obs != nil {
+		p.at = time.Now()
+	}
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.closed {
@@ -172,6 +198,7 @@ func (w *Writer) commit(batch []pending) {
 	}
 	// Writes outlive any one caller's context: a caller that gave up still
 	// expects a queued Op to be applied or cleanly failed.
+	start := time.Now()
 	var errs []error
 	var err error
 	changed := true
@@ -187,6 +214,10 @@ func (w *Writer) commit(batch []pending) {
 	if fail := storageFailure(err, errs); fail != nil || changed {
 		w.note(fail)
 	}
+	if w.obs != nil {
+		// Reported after the callers were told: they need not wait for it.
+		defer w.observe(batch, start, time.Now(), err)
+	}
 	if err != nil {
 		w.log.Error("journal commit failed", "ops", len(batch), "err", err)
 		for _, p := range batch {
@@ -197,6 +228,14 @@ func (w *Writer) commit(batch []pending) {
 	w.notify()
 	for i, p := range batch {
 		p.done <- errs[i]
+	}
+}
+
+// observe reports a commit that ran from start to end, and its Ops.
+func (w *Writer) observe(batch []pending, start, end time.Time, err error) {
+	w.obs.Committed(end.Sub(start), err)
+	for _, p := range batch {
+		w.obs.Appended(end.Sub(p.at))
 	}
 }
 

@@ -21,8 +21,9 @@ import (
 // systemPrompt frames every run. Kept short: providers add their own.
 const systemPrompt = `You are an agent working in the user's workspace through Caduceus. Use the tools to inspect and change files and to run commands; paths are relative to the workspace. Prefer edit_file for small changes to existing files. Keep a todo list for work with several steps. Ask with the clarify tool when a choice is genuinely the user's. Use the memory tool to remember durable facts about the user and their projects, and the skills tool to look for prepared instructions before unfamiliar tasks. Be concise and say what you changed.`
 
-// execute runs one claimed run to its end.
-func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
+// execute runs one claimed run to its end and says how it ended (an
+// Outcome*).
+func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) string {
 	log := r.log.With("run", claimed.ID, "session", claimed.SessionID)
 	stopWatch := r.watchCancel(ctx, a.cancel, claimed.ID)
 	defer stopWatch()
@@ -38,23 +39,23 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 	switch {
 	case errors.Is(err, store.ErrLeaseLost) || errors.Is(flushErr, store.ErrLeaseLost):
 		log.Warn("lease lost; another runner owns the run now")
-		return
+		return OutcomeLeaseLost
 	case errors.Is(err, agent.ErrPark) && !errors.Is(cause, errCancelRequested):
 		if err := r.w.Do(bg, func(tx store.Tx) error { return control.Park(bg, tx, claimed.ID, r.id) }); err != nil {
 			log.Error("park failed", "err", err)
-			return
+			return OutcomeStoreError
 		}
 		log.Info("run parked until a person answers")
-		return
+		return OutcomeParked
 	case errors.Is(cause, errShutdown) || errors.Is(err, agent.ErrYield):
 		why := "runner " + r.id + " is shutting down"
 		err := r.w.Do(bg, func(tx store.Tx) error { return control.Handover(bg, tx, claimed.ID, r.id, why) })
 		if err != nil {
 			log.Error("handover failed", "err", err)
-			return
+			return OutcomeStoreError
 		}
 		log.Info("run handed over", "mid_step", errors.Is(cause, errShutdown))
-		return
+		return OutcomeHandedOver
 	case errors.Is(cause, errCancelRequested):
 		o = control.Outcome{Status: run.Cancelled}
 	case store.Transient(err) || store.Transient(flushErr):
@@ -64,10 +65,10 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 		e := event.ErrorInfo{Code: "store_unavailable", Message: "the server could not write to its database for a while", Retryable: true}
 		if err := r.w.Do(bg, func(tx store.Tx) error { return control.Recover(bg, tx, claimed.ID, r.id, e) }); err != nil {
 			log.Warn("store unavailable; the run is recovered once it answers", "err", err)
-			return
+			return OutcomeStoreError
 		}
 		log.Info("run stopped on a storage failure", "err", errors.Join(err, flushErr))
-		return
+		return OutcomeRecovering
 	case err != nil:
 		log.Error("run failed", "err", err)
 		o = control.Outcome{Status: run.Failed, Error: &event.ErrorInfo{Code: "internal_error", Message: "the run stopped on an internal error; see the server log"}}
@@ -76,10 +77,10 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 		e.Message = r.cfg.Redactor.String(e.Message)
 		if err := r.w.Do(bg, func(tx store.Tx) error { return control.Recover(bg, tx, claimed.ID, r.id, e) }); err != nil {
 			log.Error("recover failed", "err", err)
-			return
+			return OutcomeStoreError
 		}
 		log.Info("run stopped on a transient error", "code", e.Code)
-		return
+		return OutcomeRecovering
 	case res.Err != nil:
 		o = control.Outcome{Status: run.Failed, Error: res.Err}
 	default:
@@ -90,9 +91,10 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) {
 	}
 	if err := r.w.Do(bg, func(tx store.Tx) error { return control.Finish(bg, tx, claimed.ID, r.id, o) }); err != nil {
 		log.Error("finish failed", "status", o.Status, "err", err)
-		return
+		return OutcomeStoreError
 	}
 	log.Info("run finished", "status", o.Status)
+	return string(o.Status) // completed, failed or cancelled
 }
 
 // drive rebuilds the conversation from the journal and runs the loop.
@@ -102,10 +104,11 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	if err != nil {
 		return agent.Result{}, err
 	}
-	items, kind, done, err := r.history(ctx, claimed)
+	items, queued, done, err := r.history(ctx, claimed)
 	if err != nil {
 		return agent.Result{}, err
 	}
+	r.cfg.Telemetry.LinkQueued(ctx, queued.TraceParent)
 	msgs, pending := transcript.History(items)
 	if claimed.Attempt > 1 && len(pending) == 0 {
 		msgs = dropCutAnswer(msgs)
@@ -118,8 +121,8 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 		Workspace: sess.Workspace, SessionID: sess.ID, RunID: claimed.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
 		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield,
-		Redactor: r.cfg.Redactor}
-	if kind == control.RunKindCompact {
+		Redactor: r.cfg.Redactor, Observe: r.cfg.Telemetry}
+	if queued.Kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)
 	}
 	return loop.Run(ctx, h, msgs, pending)
@@ -155,23 +158,23 @@ func (r *Runner) systemPrompt(ctx context.Context) string {
 
 // history folds the session's journal up to and including this run, run
 // by run: a message queued during an earlier run belongs after it, not in
-// the middle of its answer. It also returns the run's kind from its
-// run.queued event and what earlier claims of the run already did.
-func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, string, agent.Progress, error) {
+// the middle of its answer. It also returns the run's run.queued payload
+// (its kind, its trace) and what earlier claims of the run already did.
+func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, event.RunQueuedPayload, agent.Progress, error) {
 	var done agent.Progress
+	var queued event.RunQueuedPayload
 	runs, err := r.st.SessionRuns(ctx, claimed.SessionID)
 	if err != nil {
-		return nil, "", done, err
+		return nil, queued, done, err
 	}
 	evs, err := r.st.Events(ctx, store.EventQuery{SessionID: claimed.SessionID})
 	if err != nil {
-		return nil, "", done, err
+		return nil, queued, done, err
 	}
 	ids := make([]string, len(runs))
 	for i, ru := range runs {
 		ids[i] = ru.ID
 	}
-	kind := ""
 	var own []event.Event
 	for _, e := range evs {
 		if e.RunID != claimed.ID {
@@ -182,14 +185,14 @@ func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.I
 		case event.RunQueued:
 			var p event.RunQueuedPayload
 			if json.Unmarshal(e.Payload, &p) == nil {
-				kind = p.Kind
+				queued = p
 			}
 		case event.TurnStarted:
 			done.Turns++
 		}
 	}
 	done.Usage = control.SumUsage(own)
-	return transcript.FoldRuns(evs, ids, claimed.ID), kind, done, nil
+	return transcript.FoldRuns(evs, ids, claimed.ID), queued, done, nil
 }
 
 // watchCancel cancels ctx with errCancelRequested when the journal says the

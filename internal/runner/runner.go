@@ -68,6 +68,8 @@ type Config struct {
 	// database shared by several hosts (PostgreSQL), where a runner of
 	// another host may share this host's name and pid numbers mean nothing.
 	LeaseOnly bool
+	// Telemetry watches executions, model and tool calls; nil: nobody.
+	Telemetry Telemetry
 }
 
 // Runner executes runs. Create it with New and call Run.
@@ -110,6 +112,9 @@ func New(cfg Config, st store.Store, w *journal.Writer, hub *journal.Hub, tools 
 	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = 8
+	}
+	if cfg.Telemetry == nil {
+		cfg.Telemetry = unwatched{}
 	}
 	host, _ := os.Hostname()
 	rid := cfg.ID
@@ -296,7 +301,11 @@ func (r *Runner) describe(ru store.Run) event.RunStartedPayload {
 }
 
 func (r *Runner) start(claimed store.Run) {
+	if firstStart(claimed) {
+		r.cfg.Telemetry.QueueWaited(time.Since(claimed.CreatedAt))
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, observed := r.cfg.Telemetry.Executing(ctx, claimed.ID, claimed.Attempt)
 	a := &active{cancel: cancel, drain: make(chan struct{})}
 	r.mu.Lock()
 	r.active[claimed.ID] = a
@@ -311,7 +320,7 @@ func (r *Runner) start(claimed store.Run) {
 			cancel(nil)
 			r.poke()
 		}()
-		r.execute(ctx, a, claimed)
+		observed(r.execute(ctx, a, claimed))
 	}()
 }
 
