@@ -273,7 +273,11 @@ func (r *Runner) claimAll(ctx context.Context) {
 		}
 		var claimed store.Run
 		var ok bool
-		err := r.w.Do(ctx, func(tx store.Tx) error {
+		// A claim, once submitted, is waited for even when ctx ends
+		// meanwhile: one that committed must be started (and then drained
+		// and handed over by shutdown), or the run stays held by a runner
+		// that never executes it until its lease lapses.
+		err := r.w.Do(context.WithoutCancel(ctx), func(tx store.Tx) error {
 			var err error
 			claimed, ok, err = control.Claim(ctx, tx, r.id, r.cfg.Lease, r.describe)
 			return err
