@@ -38,7 +38,10 @@ func TestMetricsMoveWhenARunRuns(t *testing.T) {
 		e2etest.Turn(e2etest.Text("done")),
 	))
 	url := s.URL + "/metrics"
-	before := e2etest.Scrape(t, url, "")
+	// The in-process runner registers just after the server starts.
+	before := waitMetrics(t, url, "", "the runner registered", func(m e2etest.Metrics) bool {
+		return m.Value("caduceus_runners") == 1
+	})
 	for _, c := range []struct {
 		name   string
 		labels []string

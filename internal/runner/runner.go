@@ -271,21 +271,21 @@ func (r *Runner) claimAll(ctx context.Context) {
 		if full {
 			return
 		}
+		// A claim once submitted is waited for even if the runner is told
+		// to stop meanwhile: one that committed after its caller gave up
+		// would leave a run held by this runner and executed by nobody,
+		// neither handed over at shutdown nor settled until its lease ran
+		// out. Started, it is handed over like any other.
+		wctx := context.WithoutCancel(ctx)
 		var claimed store.Run
 		var ok bool
-		// A claim, once submitted, is waited for even when ctx ends
-		// meanwhile: one that committed must be started (and then drained
-		// and handed over by shutdown), or the run stays held by a runner
-		// that never executes it until its lease lapses.
-		err := r.w.Do(context.WithoutCancel(ctx), func(tx store.Tx) error {
+		err := r.w.Do(wctx, func(tx store.Tx) error {
 			var err error
-			claimed, ok, err = control.Claim(ctx, tx, r.id, r.cfg.Lease, r.describe)
+			claimed, ok, err = control.Claim(wctx, tx, r.id, r.cfg.Lease, r.describe)
 			return err
 		})
 		if err != nil {
-			if ctx.Err() == nil {
-				r.log.Error("claim failed", "err", err)
-			}
+			r.log.Error("claim failed", "err", err)
 			return
 		}
 		if !ok {
