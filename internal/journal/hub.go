@@ -73,6 +73,12 @@ func (h *Hub) Poke() {
 func (h *Hub) Run(ctx context.Context) error {
 	last, err := h.st.LastEventID(ctx)
 	if err != nil {
+		// Subscribers must not wait for a hub that never started, and a
+		// hub stopped while it started has simply stopped.
+		h.closeAll()
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	h.mu.Lock()

@@ -413,10 +413,11 @@ func testHubClosed(t *testing.T, open storetest.Open) {
 	time.Sleep(10 * time.Millisecond)
 
 	e.stopHub()
-	if err := <-e.hubDone; err != nil {
+	err := <-e.hubDone
+	e.hubDone <- nil // for the cleanup, which waits for it
+	if err != nil {
 		t.Fatalf("Run returned %v", err)
 	}
-	e.hubDone <- nil // for the cleanup
 	select {
 	case err := <-errc:
 		if !errors.Is(err, ErrHubClosed) {
