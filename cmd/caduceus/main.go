@@ -126,13 +126,13 @@ func loadEnv() (*secret.Env, error) {
 // hideSecrets re-executes the binary (same pid) without secrets in its
 // environment when it holds any, so that a command the agent runs cannot
 // read them in /proc/<pid>/environ: the access token, the provider keys,
-// the variables the config file names as api_key_env and every variable
-// whose name looks secret. It does not return then; the new image receives
+// the database URL (it may hold a password), the variables the config
+// file names as api_key_env and every variable whose name looks secret. It does not return then; the new image receives
 // the values over a pipe and gets here with nothing left to hide. Where
 // that fails the process runs on with a warning, its other protections
 // intact. Every value hidden is also redacted from everything written.
 func hideSecrets(env *secret.Env, cfg *config.Config) {
-	names := []string{"CADUCEUS_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+	names := []string{"CADUCEUS_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CADUCEUS_DATABASE_URL"}
 	if f, err := models.LoadFile(cfg.ConfigFile); err == nil {
 		// A broken file is reported by the start that follows.
 		names = append(names, f.KeyEnvNames()...)
