@@ -329,7 +329,11 @@ const closeSegment: Handler = (m, ev, _env, replay) => {
   const durationMs = ev.type === "reasoning.done" && before.open
     ? A.reasoningMs(p.duration_ms, fresh ? null : before.created_at, ev.ts)
     : before.duration_ms;
-  set(im, { text: p.text, signature: p.signature || undefined, partial: p.partial || undefined, open: false, last_event_id: ev.id, duration_ms: durationMs || undefined });
+  // A finished message is dated by its end, as the server's fold of a
+  // finished run dates it (that fold skips the streamed fragments): a
+  // reload then shows the same time, also across a minute's turn.
+  const createdAt = ev.type === "message.done" ? ev.ts : before.created_at;
+  set(im, { text: p.text, signature: p.signature || undefined, partial: p.partial || undefined, open: false, last_event_id: ev.id, duration_ms: durationMs || undefined, created_at: createdAt });
   if (ev.type === "reasoning.done") {
     const t = Date.parse(ev.ts);
     const node: ActivityNode = { id: p.id, type: "think", label: "Thinking", state: "done", startedAt: t, durationMs: durationMs || undefined, output: p.text, children: [], replay };
