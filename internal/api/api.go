@@ -19,6 +19,7 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
+	"github.com/caduceus-dev/caduceus/internal/identity"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
@@ -57,6 +58,12 @@ type Options struct {
 	Streams StreamObserver
 	// Tracer ties a queued run to the request's trace; nil: no tracing.
 	Tracer Tracer
+	// Identity resolves who asks; nil: a resolver over the store with no
+	// server token on loopback (open until an account exists).
+	Identity *identity.Resolver
+	// SecureCookies marks the session cookie Secure on plain-HTTP requests
+	// too, for a server behind a TLS-terminating proxy.
+	SecureCookies bool
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -124,11 +131,16 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 	if opt.Tracer == nil {
 		opt.Tracer = untraced{}
 	}
+	if opt.Identity == nil {
+		opt.Identity = identity.New(st, identity.Config{Loopback: true, Log: log})
+	}
 	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log, streams: netlimit.NewPerAddr(opt.MaxStreamsPerAddr),
 		reclaim: &reclaimer{free: debug.FreeOSMemory, threshold: reclaimThreshold, delay: reclaimDelay, gap: reclaimGap}}
 }
 
-// Handler returns the routes. Wrap it with httpguard.
+// Handler returns the routes behind sign-in (Options.Identity, unless an
+// outer identity.Wrap resolved the request already). Wrap it with
+// httpguard.
 func (a *API) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/health", a.health)
@@ -161,7 +173,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("POST /api/rules", a.createRule)
 	mux.HandleFunc("DELETE /api/rules/{id}", a.deleteRule)
 
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return a.opt.Identity.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, pattern := mux.Handler(r)
 		if pattern == "" {
 			// The mux's own 404 and 405 answers are plain text; keep their
@@ -176,7 +188,7 @@ func (a *API) Handler() http.Handler {
 			return
 		}
 		mux.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // statusOnly turns a plain-text error answer into the JSON error shape.
