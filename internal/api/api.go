@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/internal/account"
+	"github.com/caduceus-dev/caduceus/internal/auth"
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/identity"
@@ -64,6 +66,12 @@ type Options struct {
 	// SecureCookies marks the session cookie Secure on plain-HTTP requests
 	// too, for a server behind a TLS-terminating proxy.
 	SecureCookies bool
+	// PasswordParams hashes passwords set through the API; nil means
+	// auth.DefaultParams.
+	PasswordParams *auth.Params
+	// Now is the clock of sign-in rate limiting and accounts; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -112,6 +120,10 @@ type API struct {
 	streams *netlimit.PerAddr
 	// reclaim hands memory back to the system after large replays end.
 	reclaim *reclaimer
+	// accounts adds, changes and verifies accounts.
+	accounts *account.Manager
+	// limiter slows repeated failed sign-ins.
+	limiter *loginLimiter
 }
 
 // New returns the API.
@@ -134,8 +146,16 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 	if opt.Identity == nil {
 		opt.Identity = identity.New(st, identity.Config{Loopback: true, Log: log})
 	}
+	params := auth.DefaultParams()
+	if opt.PasswordParams != nil {
+		params = *opt.PasswordParams
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
 	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log, streams: netlimit.NewPerAddr(opt.MaxStreamsPerAddr),
-		reclaim: &reclaimer{free: debug.FreeOSMemory, threshold: reclaimThreshold, delay: reclaimDelay, gap: reclaimGap}}
+		reclaim:  &reclaimer{free: debug.FreeOSMemory, threshold: reclaimThreshold, delay: reclaimDelay, gap: reclaimGap},
+		accounts: account.New(st, params, opt.Now), limiter: newLoginLimiter(opt.Now)}
 }
 
 // Handler returns the routes behind sign-in (Options.Identity, unless an
@@ -144,6 +164,10 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 func (a *API) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/health", a.health)
+	mux.HandleFunc("GET /api/auth/me", a.me)
+	mux.HandleFunc("POST /api/auth/login", a.login)
+	mux.HandleFunc("POST /api/auth/logout", a.logout)
+	mux.HandleFunc("POST /api/auth/password", a.changePassword)
 	mux.HandleFunc("GET /api/meta", a.meta)
 	mux.HandleFunc("GET /api/models", a.listModels)
 	mux.HandleFunc("GET /api/commands", a.listCommands)
