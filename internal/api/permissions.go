@@ -13,8 +13,12 @@ type perm string
 
 // Permissions of routes.
 const (
-	permPublic  perm = "public"  // nobody needs to be signed in
-	permRead    perm = "read"    // every GET and event stream
+	permPublic perm = "public" // nobody needs to be signed in
+	permRead   perm = "read"   // every GET and event stream
+	// permOwn: a person's own credentials (their tokens, their password).
+	// Any role may manage its own, but a read-scoped token may not: it
+	// was handed out to read, and minting or revoking tokens is a write.
+	permOwn     perm = "own"
 	permOperate perm = "operate" // start, steer, cancel, approve, rules
 	permAdmin   perm = "admin"   // accounts, other people's tokens
 )
@@ -22,7 +26,7 @@ const (
 // permAction is the auth action whose level a permission needs.
 func permAction(p perm) auth.Action {
 	switch p {
-	case permRead, permPublic:
+	case permRead, permPublic, permOwn:
 		return auth.ActRead
 	case permOperate:
 		return auth.ActStart
@@ -38,14 +42,14 @@ var routePerms = map[string]perm{
 	"GET /api/auth/me":        permPublic,
 	"POST /api/auth/login":    permPublic,
 	"POST /api/auth/logout":   permPublic,
-	"POST /api/auth/password": permRead, // a signed-in person, whatever the role
+	"POST /api/auth/password": permOwn, // a signed-in person, whatever the role
 
 	// Tokens: everyone manages their own (the scope is capped by the
 	// role); listing everyone's (?all=1) and revoking another's is
 	// checked in the handlers as admin.
 	"GET /api/tokens":         permRead,
-	"POST /api/tokens":        permRead,
-	"DELETE /api/tokens/{id}": permRead,
+	"POST /api/tokens":        permOwn,
+	"DELETE /api/tokens/{id}": permOwn,
 	"GET /api/users":          permAdmin,
 	"POST /api/users":         permAdmin,
 	"PATCH /api/users/{id}":   permAdmin,
@@ -95,6 +99,11 @@ func (a *API) permitted(w http.ResponseWriter, r *http.Request, pattern string) 
 		// identity.Wrap refuses these before; an exempt path reaching a
 		// non-public route would be a bug, so refuse rather than serve.
 		writeError(w, http.StatusUnauthorized, identity.CodeUnauthorized, "sign in first", nil)
+		return false
+	}
+	if need == permOwn && p.Kind == identity.KindToken && p.Scope == auth.ScopeRead {
+		writeError(w, http.StatusForbidden, CodeForbidden, "a read-scoped token can only read; manage tokens and passwords signed in or with an operate token",
+			map[string]any{"need": "operate", "scope": string(p.Scope)})
 		return false
 	}
 	if p.May(permAction(need)) {

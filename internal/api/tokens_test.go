@@ -77,17 +77,22 @@ func TestTokens(t *testing.T) {
 		t.Fatalf("own tokens through the token: %+v", got)
 	}
 
-	// A read token of an operator cannot mint an operate token.
+	// A read token only reads: it mints no token, not even a read one,
+	// and revokes none (a leaked read token must not lock its owner's
+	// other tokens out); an operate token may mint up to its scope.
 	_, osecret := ops.createToken(t, "ci", "read")
 	e.req("POST", "/api/tokens", `{"name":"wider","scope":"operate"}`, bearer(osecret)...).want(t, http.StatusForbidden, "forbidden")
-	e.req("POST", "/api/tokens", `{"name":"same","scope":"read"}`, bearer(osecret)...).want(t, http.StatusCreated, "")
+	e.req("POST", "/api/tokens", `{"name":"same","scope":"read"}`, bearer(osecret)...).want(t, http.StatusForbidden, "forbidden")
+	e.req("DELETE", "/api/tokens/"+vt.ID, "", bearer(osecret)...).want(t, http.StatusForbidden, "forbidden")
+	_, opsecret := ops.createToken(t, "deploy", "operate")
+	e.req("POST", "/api/tokens", `{"name":"same","scope":"read"}`, bearer(opsecret)...).want(t, http.StatusCreated, "")
 
 	// Everyone's: admins only.
 	vic.req("GET", "/api/tokens?all=1", "").want(t, http.StatusForbidden, "forbidden")
-	if all := e.tokens(t, "?all=1", "Cookie", "caduceus_session="+adm.cookie); len(all) != 3 {
+	if all := e.tokens(t, "?all=1", "Cookie", "caduceus_session="+adm.cookie); len(all) != 4 {
 		t.Fatalf("admin's ?all=1: %+v", all)
 	}
-	if own := e.tokens(t, "", "Cookie", "caduceus_session="+ops.cookie); len(own) != 2 {
+	if own := e.tokens(t, "", "Cookie", "caduceus_session="+ops.cookie); len(own) != 3 {
 		t.Fatalf("operator's own: %+v", own)
 	}
 
