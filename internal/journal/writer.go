@@ -75,12 +75,19 @@ func (w *Writer) note(err error) {
 }
 
 // NewWriter returns a Writer on st that calls notify after every commit.
+// A store may bound how many Ops share a transaction (MaxBatch): on
+// PostgreSQL each Op's savepoint is a subtransaction, and more than 64 in
+// one transaction slow every snapshot of the database down.
 func NewWriter(st store.Store, notify func(), log *slog.Logger) *Writer {
 	if notify == nil {
 		notify = func() {}
 	}
+	maxBatch := 256
+	if b, ok := st.(interface{ MaxBatch() int }); ok && b.MaxBatch() > 0 {
+		maxBatch = b.MaxBatch()
+	}
 	return &Writer{
-		st: st, notify: notify, log: log, maxBatch: 256,
+		st: st, notify: notify, log: log, maxBatch: maxBatch,
 		queue: make(chan pending, 1024),
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),

@@ -103,6 +103,30 @@ func testWriterGroupCommit(t *testing.T, open storetest.Open) {
 		}
 	})
 
+	t.Run("a store's MaxBatch bounds a batch", func(t *testing.T) {
+		cs := &countingStore{gate: make(chan struct{}), entered: make(chan struct{})}
+		e := newEnv(t, envOpts{open: open, noHub: true, wrap: func(s store.Store) store.Store {
+			cs.Store = s
+			return boundedStore{cs, 10}
+		}})
+		e.seed(t, "s1", "r1")
+		first := e.w.Submit(appendOp(d("s1", "r1", event.MessageDelta)))
+		<-cs.entered
+		chans := make([]<-chan error, 25)
+		for i := range chans {
+			chans[i] = e.w.Submit(appendOp(d("s1", "r1", event.MessageDelta)))
+		}
+		close(cs.gate)
+		for _, ch := range append(chans, first) {
+			if err := <-ch; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := cs.batchSizes(); !slices.Equal(got, []int{1, 10, 10, 5}) {
+			t.Fatalf("batch sizes %v, want [1 10 10 5]", got)
+		}
+	})
+
 	t.Run("concurrent Do calls batch", func(t *testing.T) {
 		// A commit costs at least 2ms here (a slow disk): Do calls that
 		// arrive meanwhile must ride along in the next transaction.
