@@ -25,6 +25,7 @@ type Op func(store.Tx) error
 
 type pending struct {
 	op   Op
+	app  *appendReq // set by SubmitAppend: an append the Writer may merge
 	done chan error // buffered, receives exactly one value
 }
 
@@ -111,7 +112,10 @@ func (w *Writer) Close() {
 // Submit queues op and returns a channel that receives its outcome once it is
 // durable (or failed). Ops of one goroutine commit in submission order.
 func (w *Writer) Submit(op Op) <-chan error {
-	p := pending{op: op, done: make(chan error, 1)}
+	return w.submit(pending{op: op, done: make(chan error, 1)})
+}
+
+func (w *Writer) submit(p pending) <-chan error {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.closed {
@@ -167,24 +171,23 @@ func (w *Writer) loop() {
 }
 
 func (w *Writer) commit(batch []pending) {
-	fns := make([]func(store.Tx) error, len(batch))
-	for i, p := range batch {
-		fns[i] = p.op
-	}
+	fns, outcome := bodies(batch)
 	// Writes outlive any one caller's context: a caller that gave up still
 	// expects a queued Op to be applied or cleanly failed.
 	errs, err := w.st.WriteBatch(context.Background(), fns)
-	w.note(storageFailure(err, errs))
 	if err != nil {
+		w.note(err)
 		w.log.Error("journal commit failed", "ops", len(batch), "err", err)
 		for _, p := range batch {
 			p.done <- fmt.Errorf("journal commit: %w", err)
 		}
 		return
 	}
+	results := outcome(errs)
+	w.note(storageFailure(nil, results))
 	w.notify()
 	for i, p := range batch {
-		p.done <- errs[i]
+		p.done <- results[i]
 	}
 }
 
