@@ -13,10 +13,10 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/store/postgres"
 )
 
-// BenchmarkAppendLock is what the append lock costs: one-event appends,
-// each goroutine on its own run, from several processes at once
-// (stores=N, each a pool with its journal writer, as a process has; 8
-// goroutines each), with every write transaction taking the lock and
+// BenchmarkAppendLock is what the append lock costs: one-event appends
+// (SubmitAppend, as a runner streams), each goroutine on its own run, from
+// several processes at once (stores=N, each a pool with its journal
+// writer, as a process has; 8 goroutines each), with every write transaction taking the lock and
 // without it (the design that skips late commits,
 // TestLateCommitWithoutAppendLock). Under -test.bench the server is
 // durable (fsync on). docs/BENCHMARKS.md has numbers.
@@ -70,13 +70,10 @@ func benchAppendLock(b *testing.B, n int, lock bool) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		i := next.Add(1)
-		w, rid := ws[int(i)%n], fmt.Sprintf("r%d", i%runs)
+		w := ws[int(i)%n]
+		d := event.Draft{SessionID: "s", RunID: fmt.Sprintf("r%d", i%runs), Type: event.MessageDelta, Payload: payload}
 		for pb.Next() {
-			err := w.Do(ctx, func(tx store.Tx) error {
-				_, err := tx.AppendEvents(ctx, "", event.Draft{SessionID: "s", RunID: rid, Type: event.MessageDelta, Payload: payload})
-				return err
-			})
-			if err != nil {
+			if err := <-w.SubmitAppend("", func() event.Draft { return d }); err != nil {
 				b.Error(err)
 				return
 			}

@@ -62,8 +62,7 @@ type DB struct {
 }
 
 // Open connects to the database at url (postgres://...), applies pending
-// migrations and returns the store. Errors never carry the URL: it may hold
-// a password.
+// migrations and returns the store. Errors never carry the URL's password.
 func Open(ctx context.Context, url string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
