@@ -1,7 +1,8 @@
 // Package store is the source of truth: sessions, runs, the event journal,
 // human requests, controls, approval rules, accounts and API tokens.
 // Callers see only the interfaces here; internal/store/sqlite and
-// internal/store/postgres implement them.
+// internal/store/postgres implement them, and internal/store/storetest is
+// the conformance suite both pass.
 //
 // Writes happen inside a Tx. The journal package serialises all writes of a
 // process through one writer that group-commits several Tx bodies into one

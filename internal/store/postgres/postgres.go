@@ -48,9 +48,8 @@ const (
 // versionTable is goose's record of applied migrations.
 const versionTable = "goose_db_version"
 
-// beginWrite opens a write transaction and takes the append lock, in one
-// round trip (simple protocol: no arguments).
-var beginWrite = fmt.Sprintf("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(%d)", appendLock)
+// beginWrite opens a write transaction and takes the append lock.
+var beginWrite = []string{"BEGIN ISOLATION LEVEL READ COMMITTED", fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", appendLock)}
 
 // ErrBadURL is a database URL that does not parse.
 var ErrBadURL = errors.New("bad database URL")
@@ -59,12 +58,11 @@ var ErrBadURL = errors.New("bad database URL")
 type DB struct {
 	reader
 	pool  *pgxpool.Pool
-	begin string // beginWrite; tests show what goes wrong without the lock
+	begin []string // beginWrite; tests show what goes wrong without the lock
 }
 
 // Open connects to the database at url (postgres://...), applies pending
-// migrations and returns the store. Errors never carry the URL: it may hold
-// a password.
+// migrations and returns the store. Errors never carry the URL's password.
 func Open(ctx context.Context, url string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -102,8 +100,10 @@ func (d *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 }
 
 // WriteBatch runs fns in one transaction under the append lock, each under
-// its own savepoint.
-func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) (_ []error, err error) {
+// its own savepoint. BEGIN, the lock and the savepoints travel with the
+// statements after them (txConn): a batch of appends costs a round trip
+// per append and one for the commit.
+func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) ([]error, error) {
 	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
@@ -111,38 +111,33 @@ func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) (_ []er
 	// A connection released inside a transaction (a failed ROLLBACK) is
 	// closed by the pool, not reused.
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, d.begin); err != nil {
-		rollback(conn)
-		return nil, fmt.Errorf("begin: %w", err)
-	}
-	t := &txn{reader: reader{q: conn}, conn: conn}
+	tc := &txConn{conn: conn}
+	tc.queue(d.begin...)
+	t := &txn{reader: reader{q: tc}, c: tc}
 	errs := make([]error, len(fns))
 	for i, fn := range fns {
 		if len(fns) == 1 {
 			errs[i] = fn(t)
 			break
 		}
-		if _, err := conn.Exec(ctx, "SAVEPOINT op"); err != nil {
+		tc.savepoint("op")
+		if errs[i] = fn(t); errs[i] == nil {
+			tc.release("op")
+		} else if err := tc.rollbackTo(ctx, "op"); err != nil {
 			rollback(conn)
-			return nil, fmt.Errorf("savepoint: %w", err)
+			return nil, fmt.Errorf("rollback to savepoint: %w", err)
 		}
-		if errs[i] = fn(t); errs[i] != nil {
-			if _, err := conn.Exec(ctx, "ROLLBACK TO op"); err != nil {
-				rollback(conn)
-				return nil, fmt.Errorf("rollback to savepoint: %w", err)
-			}
-		}
-		if _, err := conn.Exec(ctx, "RELEASE op"); err != nil {
-			rollback(conn)
-			return nil, fmt.Errorf("release savepoint: %w", err)
-		}
+	}
+	if !tc.sent {
+		return errs, nil // nothing was written: no transaction to end
 	}
 	if len(fns) == 1 && errs[0] != nil {
 		rollback(conn)
 		return errs, nil
 	}
-	tag, err := conn.Exec(ctx, "COMMIT")
+	tag, err := tc.Exec(ctx, "COMMIT")
 	if err != nil {
+		rollback(conn)
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	// A transaction that met an error it did not roll back to a savepoint
@@ -152,6 +147,15 @@ func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) (_ []er
 	}
 	return errs, nil
 }
+
+// MaxBatch bounds the bodies of one WriteBatch for the journal writer:
+// each body's savepoint is a subtransaction, and a transaction with more
+// than 64 (PostgreSQL's per-backend cache of them) makes every snapshot
+// taken meanwhile, in any session, look them up on disk. An append that
+// opens a body uses the body's savepoint (a batch of streamed deltas is one
+// subtransaction per body); one after other writes opens its own, hence
+// two per body.
+func (d *DB) MaxBatch() int { return 32 }
 
 // rollback ends the connection's transaction; when it cannot, the pool
 // closes the connection on release (it is not idle).
