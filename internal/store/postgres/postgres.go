@@ -104,9 +104,23 @@ func (d *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 // statements after them (txConn): a batch of appends costs a round trip
 // per append and one for the commit.
 func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) ([]error, error) {
+	errs, _, err := d.writeBatch(ctx, fns, false)
+	return errs, err
+}
+
+// WriteBatchChanges is WriteBatch that also reports whether the committed
+// transaction changed any row. One that changed nothing wrote no WAL, so
+// its success says nothing about whether writes work: on a full disk such
+// a transaction still commits. The question travels with the COMMIT, so
+// it costs no round trip.
+func (d *DB) WriteBatchChanges(ctx context.Context, fns []func(store.Tx) error) ([]error, bool, error) {
+	return d.writeBatch(ctx, fns, true)
+}
+
+func (d *DB) writeBatch(ctx context.Context, fns []func(store.Tx) error, count bool) ([]error, bool, error) {
 	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("begin: %w", err)
+		return nil, false, fmt.Errorf("begin: %w", err)
 	}
 	// A connection released inside a transaction (a failed ROLLBACK) is
 	// closed by the pool, not reused.
@@ -125,27 +139,36 @@ func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) ([]erro
 			tc.release("op")
 		} else if err := tc.rollbackTo(ctx, "op"); err != nil {
 			rollback(conn)
-			return nil, fmt.Errorf("rollback to savepoint: %w", err)
+			return nil, false, fmt.Errorf("rollback to savepoint: %w", err)
 		}
 	}
 	if !tc.sent {
-		return errs, nil // nothing was written: no transaction to end
+		return errs, false, nil // nothing was written: no transaction to end
 	}
 	if len(fns) == 1 && errs[0] != nil {
 		rollback(conn)
-		return errs, nil
+		return errs, false, nil
 	}
-	tag, err := tc.Exec(ctx, "COMMIT")
+	changed, err := tc.commit(ctx, count)
 	if err != nil {
-		rollback(conn)
-		return nil, fmt.Errorf("commit: %w", err)
+		if !errors.Is(err, pgx.ErrTxCommitRollback) { // that one has ended
+			rollback(conn)
+		}
+		return nil, false, fmt.Errorf("commit: %w", err)
 	}
-	// A transaction that met an error it did not roll back to a savepoint
-	// is aborted, and COMMIT then only rolls it back.
-	if tag.String() == "ROLLBACK" {
-		return nil, fmt.Errorf("commit: %w", pgx.ErrTxCommitRollback)
+	// Changes a failing body made and rolled back to its savepoint gave
+	// the transaction its id too; with no body succeeding, none of them is
+	// committed.
+	return errs, changed && anySucceeded(errs), nil
+}
+
+func anySucceeded(errs []error) bool {
+	for _, err := range errs {
+		if err == nil {
+			return true
+		}
 	}
-	return errs, nil
+	return false
 }
 
 // MaxBatch bounds the bodies of one WriteBatch for the journal writer:

@@ -119,6 +119,46 @@ func (c *txConn) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, erro
 	return br, nil
 }
 
+// commit sends the held-back statements and COMMIT. With changed it also
+// asks, in the same round trip, whether the transaction wrote anything: a
+// transaction that changed a row has been given an id.
+func (c *txConn) commit(ctx context.Context, changed bool) (bool, error) {
+	if !changed {
+		tag, err := c.Exec(ctx, "COMMIT")
+		if err != nil {
+			return false, err
+		}
+		return false, committed(tag)
+	}
+	b := c.batch()
+	b.Queue("SELECT pg_current_xact_id_if_assigned() IS NOT NULL")
+	b.Queue("COMMIT")
+	br, err := c.send(ctx, b)
+	if err != nil {
+		return false, err
+	}
+	var wrote bool
+	if err := br.QueryRow().Scan(&wrote); err != nil {
+		br.Close()
+		return false, err
+	}
+	tag, err := br.Exec()
+	if err := errors.Join(err, br.Close()); err != nil {
+		return false, err
+	}
+	return wrote, committed(tag)
+}
+
+// committed is nil when a COMMIT's tag says it committed. A transaction
+// that met an error it did not roll back to a savepoint is aborted, and
+// COMMIT then only rolls it back.
+func committed(tag pgconn.CommandTag) error {
+	if tag.String() == "ROLLBACK" {
+		return pgx.ErrTxCommitRollback
+	}
+	return nil
+}
+
 func (c *txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	if len(c.pending) == 0 {
 		c.sent, c.fresh = true, ""

@@ -43,6 +43,7 @@ func Run(t *testing.T, open Open) {
 		{"EventsQueryMaxBytes", testEventsQueryMaxBytes},
 		{"DeleteSessionRemovesItsData", testDeleteSessionRemovesItsData},
 		{"WriteBatchIsolatesFailingBodies", testWriteBatchIsolatesFailingBodies},
+		{"WriteBatchChanges", testWriteBatchChanges},
 		{"TwoHandlesAppendGapFree", testTwoHandlesAppendGapFree},
 		{"SessionEventsSeqPerSession", testSessionEventsSeqPerSession},
 		{"SessionEventsRefused", testSessionEventsRefused},
