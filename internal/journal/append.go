@@ -11,6 +11,18 @@ import (
 type appendReq struct {
 	fence string
 	draft func() event.Draft
+	made  *event.Draft // draft's result, once called
+}
+
+// get is the draft, made on the first call: however a commit writes the
+// append (and a failed attempt may be followed by another), the draft is
+// made once.
+func (r *appendReq) get() event.Draft {
+	if r.made == nil {
+		d := r.draft()
+		r.made = &d
+	}
+	return *r.made
 }
 
 // SubmitAppend queues the append of the draft that draft returns, under
@@ -28,7 +40,7 @@ func (w *Writer) SubmitAppend(fence string, draft func() event.Draft) <-chan err
 
 // op is the append as an Op of its own.
 func (r *appendReq) op(tx store.Tx) error {
-	_, err := tx.AppendEvents(context.Background(), r.fence, r.draft())
+	_, err := tx.AppendEvents(context.Background(), r.fence, r.get())
 	return err
 }
 
@@ -79,7 +91,7 @@ func appendAll(group []pending, out []error) func(store.Tx) error {
 		fence := group[0].app.fence
 		drafts := make([]event.Draft, len(group))
 		for i, p := range group {
-			drafts[i] = p.app.draft()
+			drafts[i] = p.app.get()
 		}
 		if _, err := tx.AppendEvents(ctx, fence, drafts...); err == nil {
 			return nil
@@ -89,4 +101,22 @@ func appendAll(group []pending, out []error) func(store.Tx) error {
 		}
 		return nil
 	}
+}
+
+// appendEacher is a store that writes a batch of appends with less work
+// than WriteBatch (postgres.DB: the whole transaction in one round trip).
+type appendEacher interface {
+	AppendEach(ctx context.Context, appends []store.Append) ([]error, error)
+}
+
+// onlyAppends is batch's appends when the batch is nothing else.
+func onlyAppends(batch []pending) ([]store.Append, bool) {
+	out := make([]store.Append, len(batch))
+	for i, p := range batch {
+		if p.app == nil {
+			return nil, false
+		}
+		out[i] = store.Append{Fence: p.app.fence, Draft: p.app.get()}
+	}
+	return out, true
 }

@@ -21,8 +21,10 @@ import (
 
 func BenchmarkPostgres(b *testing.B) {
 	b.Run("BaselinePlainInsert", func(b *testing.B) { benchPlainInsert(b, 1) })
-	b.Run("JournalAppendSerial", benchPostgresAppendSerial)
-	b.Run("Interleaved", benchPostgresInterleaved)
+	b.Run("JournalAppendSerial", func(b *testing.B) { benchPostgresAppendSerial(b, false) })
+	b.Run("JournalSubmitAppendSerial", func(b *testing.B) { benchPostgresAppendSerial(b, true) })
+	b.Run("Interleaved", func(b *testing.B) { benchPostgresInterleaved(b, false) })
+	b.Run("InterleavedSubmitAppend", func(b *testing.B) { benchPostgresInterleaved(b, true) })
 	b.Run("BaselinePlainInsertParallel", func(b *testing.B) { benchPlainInsert(b, 16) })
 	b.Run("JournalAppendParallel", func(b *testing.B) { benchPostgresAppendParallel(b, false) })
 	b.Run("JournalSubmitAppendParallel", func(b *testing.B) { benchPostgresAppendParallel(b, true) })
@@ -73,8 +75,9 @@ func benchPlainInsert(b *testing.B, parallelism int) {
 // benchPostgresInterleaved alternates one plain INSERT and one journal
 // append per iteration, timing each, so that both meet the same load of a
 // shared machine; it reports both and their ratio (journal rate / plain
-// rate).
-func benchPostgresInterleaved(b *testing.B) {
+// rate). The append is an Op (Writer.Do), or with submit a
+// Writer.SubmitAppend, as the runner appends.
+func benchPostgresInterleaved(b *testing.B, submit bool) {
 	ctx := context.Background()
 	e := newEnv(b, envOpts{open: storetest.Postgres(pg), noHub: true})
 	e.seed(b, "s1", "r1")
@@ -87,7 +90,8 @@ func benchPostgresInterleaved(b *testing.B) {
 		b.Fatal(err)
 	}
 	body := string(benchPayload)
-	op := appendOp(benchDraft("s1", "r1"))
+	dr := benchDraft("s1", "r1")
+	op := appendOp(dr)
 	var plain, journal time.Duration
 	b.ResetTimer()
 	for range b.N {
@@ -96,7 +100,7 @@ func benchPostgresInterleaved(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		if err := e.w.Do(ctx, op); err != nil {
+		if err := appendOnce(ctx, e.w, submit, dr, op); err != nil {
 			b.Fatal(err)
 		}
 		plain, journal = plain+t1.Sub(t0), journal+time.Since(t1)
@@ -107,16 +111,26 @@ func benchPostgresInterleaved(b *testing.B) {
 	b.ReportMetric(plain.Seconds()/journal.Seconds(), "journal/plain-rate")
 }
 
+// appendOnce appends dr and waits for its commit: as op with Do, or with
+// SubmitAppend.
+func appendOnce(ctx context.Context, w *Writer, submit bool, dr event.Draft, op Op) error {
+	if submit {
+		return <-w.SubmitAppend("", func() event.Draft { return dr })
+	}
+	return w.Do(ctx, op)
+}
+
 // benchPostgresAppendSerial is BenchmarkJournalAppendSerial on PostgreSQL:
 // every append waits for its own commit.
-func benchPostgresAppendSerial(b *testing.B) {
+func benchPostgresAppendSerial(b *testing.B, submit bool) {
 	e := newEnv(b, envOpts{open: storetest.Postgres(pg), noHub: true})
 	e.seed(b, "s1", "r1")
 	ctx := context.Background()
-	op := appendOp(benchDraft("s1", "r1"))
+	dr := benchDraft("s1", "r1")
+	op := appendOp(dr)
 	b.ResetTimer()
 	for range b.N {
-		if err := e.w.Do(ctx, op); err != nil {
+		if err := appendOnce(ctx, e.w, submit, dr, op); err != nil {
 			b.Fatal(err)
 		}
 	}

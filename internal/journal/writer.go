@@ -210,13 +210,25 @@ func (w *Writer) commit(batch []pending) {
 	var errs []error
 	var err error
 	changed := true
-	if cr, ok := w.st.(changeReporter); ok && w.trouble.Load() != nil {
+	troubled := w.trouble.Load() != nil
+	ae, each := w.st.(appendEacher)
+	var apps []store.Append
+	if each && !troubled {
+		apps, each = onlyAppends(batch)
+	}
+	cr, counts := w.st.(changeReporter)
+	switch {
+	case each && !troubled:
+		// The runners' streamed appends, and nothing else: no body to run.
+		errs, err = ae.AppendEach(context.Background(), apps)
+		outcome = func(errs []error) []error { return errs }
+	case counts && troubled:
 		// While writes fail, a batch that changed nothing (a claim that
 		// found no run, a conditional update another process won) commits
 		// even on a full disk: only one that changed something shows
 		// writes work again.
 		errs, changed, err = cr.WriteBatchChanges(context.Background(), fns)
-	} else {
+	default:
 		errs, err = w.st.WriteBatch(context.Background(), fns)
 	}
 	var results []error

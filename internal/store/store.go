@@ -283,6 +283,13 @@ type Tx interface {
 	TouchToken(ctx context.Context, id string, at time.Time) error
 }
 
+// Append is one draft to append under a fence, as Tx.AppendEvents would
+// (for stores that append many at once: see postgres.DB.AppendEach).
+type Append struct {
+	Fence string
+	Draft event.Draft
+}
+
 // Store is a database of Caduceus state.
 type Store interface {
 	Reader

@@ -148,19 +148,48 @@ func appendHeld(ctx context.Context, st store.Store, runID string, release <-cha
 	return a, c
 }
 
+// appendEach appends one event to run of session "s" with AppendEach (the
+// journal writer's path for streamed appends: one implicit transaction),
+// and reports the event and the outcome once it committed.
+func appendEach(ctx context.Context, st *postgres.DB, runID string) (appended <-chan event.Event, committed <-chan error) {
+	a, c := make(chan event.Event, 1), make(chan error, 1)
+	go func() {
+		errs, err := st.AppendEach(ctx, []store.Append{{Draft: event.Draft{SessionID: "s", RunID: runID, Type: event.MessageDelta}}})
+		if err == nil {
+			err = errs[0]
+		}
+		if err == nil {
+			var evs []event.Event
+			evs, err = st.Events(ctx, store.EventQuery{RunID: runID})
+			if err == nil && len(evs) != 1 {
+				err = fmt.Errorf("run %s has %d events", runID, len(evs))
+			}
+			if err == nil {
+				a <- evs[0]
+			}
+		}
+		c <- err
+	}()
+	return a, c
+}
+
 // A transaction that appended first but commits last: with the append
 // lock the second appender waits, so the tailer sees both, in order;
 // without it the second commits a higher id first, the tailer moves past
-// the first's lower id, and never sees it.
+// the first's lower id, and never sees it. The second appends as a Write
+// does, or as AppendEach does (the lock taken inside its statement).
 func TestLateCommitWithoutAppendLock(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name     string
 		open     func(ctx context.Context, url string) (*postgres.DB, error)
+		each     bool
 		wantSkip bool
 	}{
-		{"with the append lock", postgres.Open, false},
-		{"without it", postgres.OpenWithoutAppendLock, true},
+		{"with the append lock", postgres.Open, false, false},
+		{"with the append lock, AppendEach", postgres.Open, true, false},
+		{"without it", postgres.OpenWithoutAppendLock, false, true},
+		{"without it, AppendEach", postgres.OpenWithoutAppendLock, true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,9 +209,15 @@ func TestLateCommitWithoutAppendLock(t *testing.T) {
 			releaseA := make(chan struct{})
 			appendedA, committedA := appendHeld(ctx, sts[0], "r0", releaseA)
 			a := <-appendedA
-			released := make(chan struct{})
-			close(released)
-			appendedB, committedB := appendHeld(ctx, sts[1], "r1", released)
+			var appendedB <-chan event.Event
+			var committedB <-chan error
+			if tc.each {
+				appendedB, committedB = appendEach(ctx, sts[1], "r1")
+			} else {
+				released := make(chan struct{})
+				close(released)
+				appendedB, committedB = appendHeld(ctx, sts[1], "r1", released)
+			}
 
 			// With the lock B waits behind A; without it B commits now.
 			var cursor int64

@@ -59,6 +59,7 @@ type DB struct {
 	reader
 	pool  *pgxpool.Pool
 	begin []string // beginWrite; tests show what goes wrong without the lock
+	lock  bool     // AppendEach takes the append lock (lockedAppend)
 }
 
 // Open connects to the database at url (postgres://...), applies pending
@@ -69,6 +70,10 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		// pgx's message shows the URL with its password masked.
 		return nil, fmt.Errorf("postgres: %w: %v", ErrBadURL, err)
 	}
+	// AppendEach's implicit transactions rely on it (each statement sees
+	// what committed before the append lock was granted), whatever the
+	// server's default; it travels in the startup message.
+	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -81,7 +86,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &DB{reader: reader{q: pool}, pool: pool, begin: beginWrite}, nil
+	return &DB{reader: reader{q: pool}, pool: pool, begin: beginWrite, lock: true}, nil
 }
 
 // Close closes the pool.

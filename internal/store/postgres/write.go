@@ -109,7 +109,8 @@ func prepareDrafts(fence string, drafts []event.Draft) ([]draftRow, error) {
 }
 
 // appendSQL reserves each stream's seqs and inserts the drafts, in one
-// statement: the row update of each run (fenced: AND runner_id = the
+// statement (/*lock*/ marks where AppendEach takes the append lock, see
+// lockedAppend): the row update of each run (fenced: AND runner_id = the
 // fence) or session hands out a block of seqs, as in the SQLite store, and
 // the drafts take them in order. A stream that is missing or fenced out
 // gets no row, so its drafts are not inserted; the caller sees fewer rows
@@ -121,12 +122,12 @@ const appendSQL = `WITH d AS (
 ), r AS (
 	UPDATE runs SET last_seq = runs.last_seq + c.n
 	FROM (SELECT run_id, count(*) AS n FROM d WHERE run_id <> '' GROUP BY run_id) c
-	WHERE runs.id = c.run_id AND ($7 = '' OR runs.runner_id = $7)
+	WHERE runs.id = c.run_id AND ($7 = '' OR runs.runner_id = $7) /*lock*/
 	RETURNING runs.id, runs.last_seq - c.n AS base
 ), s AS (
 	UPDATE sessions SET last_seq = sessions.last_seq + c.n
 	FROM (SELECT session_id, count(*) AS n FROM d WHERE run_id = '' GROUP BY session_id) c
-	WHERE sessions.id = c.session_id
+	WHERE sessions.id = c.session_id /*lock*/
 	RETURNING sessions.id, sessions.last_seq - c.n AS base
 ), n AS (
 	SELECT d.*, coalesce(r.base, s.base) + row_number() OVER (
@@ -137,13 +138,13 @@ const appendSQL = `WITH d AS (
 )
 INSERT INTO events (run_id, session_id, seq, type, ts_ms, terminal, payload)
 SELECT run_id, session_id, seq, type, ts_ms, terminal, payload FROM n ORDER BY ord
-RETURNING id, seq`
+RETURNING id, seq, run_id, session_id`
 
 // appendRunSQL is appendSQL for drafts of one run, the journal's hot path
 // (streamed deltas): no grouping, joins or window, a fifth less server
 // time.
 const appendRunSQL = `WITH r AS (
-	UPDATE runs SET last_seq = last_seq + $2 WHERE id = $1 AND ($3 = '' OR runner_id = $3)
+	UPDATE runs SET last_seq = last_seq + $2 WHERE id = $1 AND ($3 = '' OR runner_id = $3) /*lock*/
 	RETURNING last_seq - $2 AS base
 )
 INSERT INTO events (run_id, session_id, seq, type, ts_ms, terminal, payload)
@@ -151,7 +152,17 @@ SELECT $1, d.session_id, r.base + d.ord, d.type, d.ts_ms, d.terminal, d.payload
 FROM r, unnest($4::text[], $5::text[], $6::bigint[], $7::bool[], $8::text[])
 	WITH ORDINALITY AS d(session_id, type, ts_ms, terminal, payload, ord)
 ORDER BY d.ord
-RETURNING id, seq`
+RETURNING id, seq, run_id, session_id`
+
+// appendOneSQL is appendRunSQL for one draft: no arrays to encode and
+// unnest, no sort (a serial append, or a commit of one streamed delta).
+const appendOneSQL = `WITH r AS (
+	UPDATE runs SET last_seq = last_seq + 1 WHERE id = $1 AND ($2 = '' OR runner_id = $2) /*lock*/
+	RETURNING last_seq
+)
+INSERT INTO events (run_id, session_id, seq, type, ts_ms, terminal, payload)
+SELECT $1, $3, r.last_seq, $4, $5, $6, $7 FROM r
+RETURNING id, seq, run_id, session_id`
 
 // oneRun is the run all rows belong to, or "".
 func oneRun(rows []draftRow) string {
@@ -163,8 +174,13 @@ func oneRun(rows []draftRow) string {
 	return rows[0].stream.run
 }
 
-func (t *txn) appendEvents(ctx context.Context, fence string, rows []draftRow) ([]event.Event, error) {
+// appendQuery is the statement that appends rows under fence, and its
+// arguments. It returns id, seq, run_id and session_id of each row.
+func appendQuery(fence string, rows []draftRow) (string, []any) {
 	n := len(rows)
+	if r := rows[0]; n == 1 && r.RunID != "" {
+		return appendOneSQL, []any{r.RunID, fence, r.SessionID, string(r.Type), r.TS.UnixMilli(), r.Terminal, string(r.Payload)}
+	}
 	var (
 		runIDs, sessionIDs, types, payloads = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		tss                                 = make([]int64, n)
@@ -174,20 +190,24 @@ func (t *txn) appendEvents(ctx context.Context, fence string, rows []draftRow) (
 		runIDs[i], sessionIDs[i], types[i] = r.RunID, r.SessionID, string(r.Type)
 		tss[i], terminals[i], payloads[i] = r.TS.UnixMilli(), r.Terminal, string(r.Payload)
 	}
-	var res pgx.Rows
-	var err error
 	if run := oneRun(rows); run != "" {
-		res, err = t.c.Query(ctx, appendRunSQL, run, int64(n), fence, sessionIDs, types, tss, terminals, payloads)
-	} else {
-		res, err = t.c.Query(ctx, appendSQL, runIDs, sessionIDs, types, tss, terminals, payloads, fence)
+		return appendRunSQL, []any{run, int64(n), fence, sessionIDs, types, tss, terminals, payloads}
 	}
+	return appendSQL, []any{runIDs, sessionIDs, types, tss, terminals, payloads, fence}
+}
+
+func (t *txn) appendEvents(ctx context.Context, fence string, rows []draftRow) ([]event.Event, error) {
+	n := len(rows)
+	sql, args := appendQuery(fence, rows)
+	res, err := t.c.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
 	type idSeq struct{ id, seq int64 }
 	got, err := collect(res, func(row pgx.Row) (idSeq, error) {
 		var v idSeq
-		return v, row.Scan(&v.id, &v.seq)
+		var run, session string
+		return v, row.Scan(&v.id, &v.seq, &run, &session)
 	})
 	if err != nil {
 		return nil, err
@@ -210,8 +230,8 @@ func (t *txn) appendEvents(ctx context.Context, fence string, rows []draftRow) (
 var errShortAppend = errors.New("append: not every stream could take its events")
 
 // explain turns a failed append into the error the contract names. It runs
-// after the call's rollback.
-func (t *txn) explain(ctx context.Context, err error, rows []draftRow, fence string) error {
+// after the call's rollback (or, for AppendEach, after the commit).
+func (t reader) explain(ctx context.Context, err error, rows []draftRow, fence string) error {
 	if c, ok := uniqueViolation(err); ok && c == "events_one_terminal" {
 		return fmt.Errorf("append: run already has a terminal event: %w", store.ErrConflict)
 	}

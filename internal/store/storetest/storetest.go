@@ -39,6 +39,7 @@ func Run(t *testing.T, open Open) {
 		{"AppendEventsSeqAndIDs", testAppendEventsSeqAndIDs},
 		{"AppendEventsAllOrNothing", testAppendEventsAllOrNothing},
 		{"AppendEventsFence", testAppendEventsFence},
+		{"AppendEach", testAppendEach},
 		{"EventsQuery", testEventsQuery},
 		{"EventsQueryMaxBytes", testEventsQueryMaxBytes},
 		{"DeleteSessionRemovesItsData", testDeleteSessionRemovesItsData},
