@@ -25,15 +25,17 @@ import (
 // append lock itself (lockedAppend), travel in one pipeline with a single
 // Sync, at which the server commits. The pool's sessions default to READ
 // COMMITTED, so the row updates that hand out seqs see what committed
-// before the lock was granted (and re-read a row updated meanwhile). A WriteBatch costs a round
-// trip per body and one for the commit, because a body is Go code that
-// reads what each statement returns; here nothing needs reading before the
-// commit: a stream that is missing or fenced out takes no seqs and
-// inserts no rows, and the statement keeps the other streams' rows. Only a
-// statement that fails (a second terminal event) aborts the pipeline: the
-// server skips everything after it and rolls the transaction back at the
-// Sync, and the drafts go through WriteBatch one body each, so that the
-// failure stays with its draft.
+// before the lock was granted (and re-read a row updated meanwhile). A
+// WriteBatch costs a round trip per body and one for the commit, because
+// a body is Go code that reads what each statement returns; here nothing
+// needs reading before the commit: a stream that is missing or fenced out
+// takes no seqs and inserts no rows, and the statement keeps the other
+// streams' rows. A statement the server refuses (a second terminal event;
+// a storage failure) aborts the pipeline: the server skips everything
+// after it and rolls the transaction back at the Sync, and the drafts go
+// through WriteBatch one body each, so that the failure stays with its
+// draft. A lost connection is the transaction's error, as a lost COMMIT
+// is WriteBatch's: nothing is written twice.
 func (d *DB) AppendEach(ctx context.Context, appends []store.Append) ([]error, error) {
 	errs := make([]error, len(appends))
 	var stmts []appendStmt
@@ -81,8 +83,8 @@ type appendStmt struct {
 }
 
 // appendPipelined sends the whole transaction with one Sync and reports
-// which streams took rows in each statement. A *pgconn.PgError is a statement the server
-// refused, and then nothing was written.
+// which streams took rows in each statement. A *pgconn.PgError is the
+// server refusing a statement or the commit, and then nothing was written.
 func (d *DB) appendPipelined(ctx context.Context, stmts []appendStmt) ([]map[stream]bool, error) {
 	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
