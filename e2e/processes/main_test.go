@@ -10,11 +10,16 @@ import (
 	"testing"
 
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+	"github.com/caduceus-dev/caduceus/internal/store/postgres/pgtest"
 )
 
 // binary is built once for the process tests; benchBinary, without -race,
 // only when benchmarks run.
 var binary, benchBinary string
+
+// pg is the PostgreSQL server of the tests that run on both stores
+// (e2etest.EachStore), started on first use.
+var pg = pgtest.New()
 
 func TestMain(m *testing.M) {
 	os.Exit(testMain(m))
@@ -39,5 +44,5 @@ func testMain(m *testing.M) int {
 			return 1
 		}
 	}
-	return m.Run()
+	return pg.Main(m)
 }

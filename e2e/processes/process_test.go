@@ -13,11 +13,12 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 )
 
-// startProc runs `caduceus serve` with its own runner on dataDir, asking
-// before every command, and waits until it serves.
-func startProc(t *testing.T, dataDir, workspace, scriptPath string) *e2etest.WebProc {
+// startProc runs `caduceus serve` with its own runner on dataDir and the
+// store dbArgs name (see e2etest.EachStore), asking before every command,
+// and waits until it serves.
+func startProc(t *testing.T, dbArgs []string, dataDir, workspace, scriptPath string) *e2etest.WebProc {
 	t.Helper()
-	return e2etest.StartServe(t, binary, dataDir, workspace, scriptPath, "--lease", "3s", "--approval-mode", "manual")
+	return e2etest.StartServe(t, binary, dataDir, workspace, scriptPath, append([]string{"--lease", "3s", "--approval-mode", "manual"}, dbArgs...)...)
 }
 
 // A run waiting for approval survives a stop of the process (graceful or
@@ -26,51 +27,55 @@ func startProc(t *testing.T, dataDir, workspace, scriptPath string) *e2etest.Web
 func TestApprovalSurvivesRestart(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
-			dataDir, ws := t.TempDir(), t.TempDir()
-			sp := e2etest.WriteScript(t, e2etest.Script(
-				e2etest.Turn(e2etest.Text("I will run it."), e2etest.Call("run_command", `{"command":"echo survived > proof.txt"}`)),
-				e2etest.Turn(e2etest.Text("Done after restart.")),
-			))
-			p := startProc(t, dataDir, ws, sp)
-			sid := p.NewSession(t)
-			r := p.Send(t, sid, "go")
-			p.WaitStatus(t, r.ID, "awaiting_approval")
-			reqID := p.Pending(t)[0].ID
-			p.Stop(t, sig)
+			e2etest.EachStore(t, pg, func(t *testing.T, dbArgs []string) {
+				dataDir, ws := t.TempDir(), t.TempDir()
+				sp := e2etest.WriteScript(t, e2etest.Script(
+					e2etest.Turn(e2etest.Text("I will run it."), e2etest.Call("run_command", `{"command":"echo survived > proof.txt"}`)),
+					e2etest.Turn(e2etest.Text("Done after restart.")),
+				))
+				p := startProc(t, dbArgs, dataDir, ws, sp)
+				sid := p.NewSession(t)
+				r := p.Send(t, sid, "go")
+				p.WaitStatus(t, r.ID, "awaiting_approval")
+				reqID := p.Pending(t)[0].ID
+				p.Stop(t, sig)
 
-			p2 := startProc(t, dataDir, ws, sp)
-			pend := p2.Pending(t)
-			if len(pend) != 1 || pend[0].ID != reqID {
-				t.Fatalf("after restart pending = %+v, want %s", pend, reqID)
-			}
-			// Give the new runner time to re-claim the waiting run.
-			p2.WaitStatus(t, r.ID, "awaiting_approval")
-			st := e2etest.OpenStream(t, p2.URL+"/api/runs/"+r.ID+"/events", nil)
-			if c := e2etest.Do(t, "POST", p2.URL+"/api/requests/"+reqID+"/respond", map[string]string{"choice": "once"}, nil); c != 200 {
-				t.Fatalf("respond: %d", c)
-			}
-			evs := st.Drain(t)
-			e2etest.CheckJournal(t, evs)
-			if d := e2etest.Payload[event.RunDonePayload](t, evs[len(evs)-1]); d.Status != "completed" {
-				t.Fatalf("final status %s", d.Status)
-			}
-			if n := e2etest.CountType(evs, event.ToolStarted); n != 1 {
-				t.Fatalf("%d tool.started events: the call was announced twice", n)
-			}
-			b, err := os.ReadFile(filepath.Join(ws, "proof.txt"))
-			if err != nil || strings.TrimSpace(string(b)) != "survived" {
-				t.Fatalf("approved command did not run once after restart: %q %v", b, err)
-			}
+				p2 := startProc(t, dbArgs, dataDir, ws, sp)
+				pend := p2.Pending(t)
+				if len(pend) != 1 || pend[0].ID != reqID {
+					t.Fatalf("after restart pending = %+v, want %s", pend, reqID)
+				}
+				// Give the new runner time to re-claim the waiting run.
+				p2.WaitStatus(t, r.ID, "awaiting_approval")
+				st := e2etest.OpenStream(t, p2.URL+"/api/runs/"+r.ID+"/events", nil)
+				if c := e2etest.Do(t, "POST", p2.URL+"/api/requests/"+reqID+"/respond", map[string]string{"choice": "once"}, nil); c != 200 {
+					t.Fatalf("respond: %d", c)
+				}
+				evs := st.Drain(t)
+				e2etest.CheckJournal(t, evs)
+				if d := e2etest.Payload[event.RunDonePayload](t, evs[len(evs)-1]); d.Status != "completed" {
+					t.Fatalf("final status %s", d.Status)
+				}
+				if n := e2etest.CountType(evs, event.ToolStarted); n != 1 {
+					t.Fatalf("%d tool.started events: the call was announced twice", n)
+				}
+				b, err := os.ReadFile(filepath.Join(ws, "proof.txt"))
+				if err != nil || strings.TrimSpace(string(b)) != "survived" {
+					t.Fatalf("approved command did not run once after restart: %q %v", b, err)
+				}
+			})
 		})
 	}
 }
 
 // SIGKILL mid-stream: after a restart the run is interrupted with a
 // diagnostic that says the worker stopped, and its journal is intact.
-func TestKillMidStreamInterrupts(t *testing.T) {
+func TestKillMidStreamInterrupts(t *testing.T) { e2etest.EachStore(t, pg, testKillMidStreamInterrupts) }
+
+func testKillMidStreamInterrupts(t *testing.T, dbArgs []string) {
 	dataDir, ws := t.TempDir(), t.TempDir()
 	sp := e2etest.WriteScript(t, demo.Script{Scenarios: []demo.Scenario{{Turns: []demo.Turn{e2etest.Turn(e2etest.SlowText(500, 10))}}}})
-	p := startProc(t, dataDir, ws, sp)
+	p := startProc(t, dbArgs, dataDir, ws, sp)
 	sid := p.NewSession(t)
 	st := e2etest.OpenStream(t, p.URL+"/api/sessions/"+sid+"/events", nil)
 	r := p.Send(t, sid, "go")
@@ -84,7 +89,7 @@ func TestKillMidStreamInterrupts(t *testing.T) {
 	p.Stop(t, syscall.SIGKILL)
 	live = e2etest.OfRuns(live) // the session stream began with session.created
 
-	p2 := startProc(t, dataDir, ws, sp)
+	p2 := startProc(t, dbArgs, dataDir, ws, sp)
 	got := p2.WaitStatus(t, r.ID, "interrupted")
 	if got.Terminal {
 		t.Fatal("interrupted must not be terminal: the run is resumable")

@@ -21,11 +21,13 @@ import (
 // The web process dies (SIGKILL) while a separate runner streams a run: the
 // run keeps going, a new web process serves its stream from where the client
 // left off, and cancelling through the new process ends it once.
-func TestWebRestartRunKeepsGoing(t *testing.T) {
+func TestWebRestartRunKeepsGoing(t *testing.T) { e2etest.EachStore(t, pg, testWebRestartRunKeepsGoing) }
+
+func testWebRestartRunKeepsGoing(t *testing.T, dbArgs []string) {
 	dataDir, ws := t.TempDir(), t.TempDir()
 	sp := e2etest.WriteScript(t, e2etest.Script(e2etest.Turn(e2etest.SlowText(400, 20))))
-	web := e2etest.StartWeb(t, binary, dataDir, ws, sp)
-	e2etest.StartRunner(t, binary, dataDir, ws, sp)
+	web := e2etest.StartWeb(t, binary, dataDir, ws, sp, dbArgs...)
+	e2etest.StartRunner(t, binary, dataDir, ws, sp, dbArgs...)
 	sid := web.NewSession(t)
 	st := e2etest.OpenStream(t, web.URL+"/api/sessions/"+sid+"/events", nil)
 	r := web.Send(t, sid, "go")
@@ -35,7 +37,7 @@ func TestWebRestartRunKeepsGoing(t *testing.T) {
 
 	web.Stop(t, syscall.SIGKILL)
 	st.Close()
-	web2 := e2etest.StartWeb(t, binary, dataDir, ws, sp)
+	web2 := e2etest.StartWeb(t, binary, dataDir, ws, sp, dbArgs...)
 	if got := web2.Run(t, r.ID); got.Status != "running" || got.LastEventID <= last.ID {
 		t.Fatalf("after the web restart the run is %s (last event %d, client had %d): the runner should have kept going",
 			got.Status, got.LastEventID, last.ID)
@@ -72,7 +74,9 @@ func TestWebRestartRunKeepsGoing(t *testing.T) {
 // web tier's watchdog finds its record), the run is interrupted (no
 // retries), a person resumes it on a new runner, and the command is
 // reported as interrupted instead of being run a second time.
-func TestRunnerKilledRunResumes(t *testing.T) {
+func TestRunnerKilledRunResumes(t *testing.T) { e2etest.EachStore(t, pg, testRunnerKilledRunResumes) }
+
+func testRunnerKilledRunResumes(t *testing.T, dbArgs []string) {
 	dataDir, ws := t.TempDir(), t.TempDir()
 	pids := filepath.Join(ws, "pids.txt")
 	e2etest.KillPidFile(t, pids)
@@ -83,8 +87,8 @@ func TestRunnerKilledRunResumes(t *testing.T) {
 		e2etest.Turn(e2etest.Text("Running it."), e2etest.Call("run_command", fmt.Sprintf(`{"command":%q}`, command))),
 		e2etest.Turn(e2etest.Text("finished")),
 	))
-	web := e2etest.StartWeb(t, binary, dataDir, ws, sp, "--approval-mode", "off")
-	r1 := e2etest.StartRunner(t, binary, dataDir, ws, sp, "--approval-mode", "off")
+	web := e2etest.StartWeb(t, binary, dataDir, ws, sp, append(dbArgs, "--approval-mode", "off")...)
+	r1 := e2etest.StartRunner(t, binary, dataDir, ws, sp, append(dbArgs, "--approval-mode", "off")...)
 	sid := web.NewSession(t)
 	st := e2etest.OpenStream(t, web.URL+"/api/sessions/"+sid+"/events", nil)
 	r := web.Send(t, sid, "go")
@@ -131,10 +135,20 @@ func TestRunnerKilledRunResumes(t *testing.T) {
 		e.Error.Code != "not_resumable" || e.Error.Details["status"] != "queued" {
 		t.Fatalf("resume of the queued run: %d %+v, want 409 not_resumable {status: queued}", c, e)
 	}
-	if h, _ := web.Health(t); h.Status != "degraded" || h.QueueDepth != 1 {
-		t.Fatalf("health with the resumed run and no runner = %+v", h)
+	// On SQLite the web tier sees at once that the runner's process is
+	// gone; on a shared database liveness is lease-only, and the dead
+	// runner counts as live until its last heartbeat is 3 leases old.
+	for deadline := killed.Add(3*2*time.Second + 5*time.Second); ; {
+		h, _ := web.Health(t)
+		if h.Status == "degraded" && h.QueueDepth == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("health with the resumed run and no runner = %+v", h)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	e2etest.StartRunner(t, binary, dataDir, ws, sp, "--approval-mode", "off")
+	e2etest.StartRunner(t, binary, dataDir, ws, sp, append(dbArgs, "--approval-mode", "off")...)
 	evs = web.Journal(t, r.ID)
 	e2etest.CheckOnce(t, evs, "completed")
 	if n := e2etest.CountType(evs, event.ToolStarted); n != 1 {
@@ -188,12 +202,14 @@ func TestRunnerKilledRunResumes(t *testing.T) {
 }
 
 // Two runners share the queue: every run is executed exactly once.
-func TestTwoRunnersEachRunOnce(t *testing.T) {
+func TestTwoRunnersEachRunOnce(t *testing.T) { e2etest.EachStore(t, pg, testTwoRunnersEachRunOnce) }
+
+func testTwoRunnersEachRunOnce(t *testing.T, dbArgs []string) {
 	dataDir, ws := t.TempDir(), t.TempDir()
 	sp := e2etest.WriteScript(t, e2etest.Script(e2etest.Turn(e2etest.Delay(100), e2etest.Text("short answer"))))
-	web := e2etest.StartWeb(t, binary, dataDir, ws, sp)
-	ra := e2etest.StartRunner(t, binary, dataDir, ws, sp, "--max-concurrent", "2")
-	rb := e2etest.StartRunner(t, binary, dataDir, ws, sp, "--max-concurrent", "2")
+	web := e2etest.StartWeb(t, binary, dataDir, ws, sp, dbArgs...)
+	ra := e2etest.StartRunner(t, binary, dataDir, ws, sp, append(dbArgs, "--max-concurrent", "2")...)
+	rb := e2etest.StartRunner(t, binary, dataDir, ws, sp, append(dbArgs, "--max-concurrent", "2")...)
 	var runs []string
 	for i := range 20 {
 		sid := web.NewSession(t)
@@ -233,15 +249,17 @@ func TestTwoRunnersEachRunOnce(t *testing.T) {
 
 // SIGTERM to the runner holding a run: it lets the run reach a step
 // boundary, hands it over and exits 0; another runner finishes it.
-func TestRunnerSIGTERMHandsOver(t *testing.T) {
+func TestRunnerSIGTERMHandsOver(t *testing.T) { e2etest.EachStore(t, pg, testRunnerSIGTERMHandsOver) }
+
+func testRunnerSIGTERMHandsOver(t *testing.T, dbArgs []string) {
 	dataDir, ws := t.TempDir(), t.TempDir()
 	first, second := strings.Repeat("tok ", 150), strings.Repeat("tok ", 100)
 	sp := e2etest.WriteScript(t, e2etest.Script(
 		e2etest.Turn(e2etest.SlowText(150, 20), e2etest.Call("run_command", `{"command":"echo step"}`)),
 		e2etest.Turn(e2etest.SlowText(100, 20)),
 	))
-	web := e2etest.StartWeb(t, binary, dataDir, ws, sp, "--approval-mode", "off")
-	ra := e2etest.StartRunner(t, binary, dataDir, ws, sp, "--approval-mode", "off")
+	web := e2etest.StartWeb(t, binary, dataDir, ws, sp, append(dbArgs, "--approval-mode", "off")...)
+	ra := e2etest.StartRunner(t, binary, dataDir, ws, sp, append(dbArgs, "--approval-mode", "off")...)
 	sid := web.NewSession(t)
 	st := e2etest.OpenStream(t, web.URL+"/api/sessions/"+sid+"/events", nil)
 	r := web.Send(t, sid, "go")
@@ -249,7 +267,7 @@ func TestRunnerSIGTERMHandsOver(t *testing.T) {
 	if s := e2etest.Payload[e2etest.StartedJSON](t, seen[len(seen)-1]); s.RunnerID != ra.ID {
 		t.Fatalf("run.started by %q, want runner A %s", s.RunnerID, ra.ID)
 	}
-	rb := e2etest.StartRunner(t, binary, dataDir, ws, sp, "--approval-mode", "off")
+	rb := e2etest.StartRunner(t, binary, dataDir, ws, sp, append(dbArgs, "--approval-mode", "off")...)
 	if tr := web.Run(t, r.ID); tr.Status != "running" {
 		t.Fatalf("run is %s before runner A was stopped", tr.Status)
 	}

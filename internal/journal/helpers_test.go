@@ -246,3 +246,11 @@ func (c *countingStore) batchSizes() []int {
 	defer c.mu.Unlock()
 	return append([]int(nil), c.sizes...)
 }
+
+// boundedStore is a store that bounds its batches, as PostgreSQL's does.
+type boundedStore struct {
+	store.Store
+	max int
+}
+
+func (b boundedStore) MaxBatch() int { return b.max }

@@ -25,6 +25,7 @@ type Op func(store.Tx) error
 
 type pending struct {
 	op   Op
+	app  *appendReq // set by SubmitAppend: an append the Writer may merge
 	done chan error // buffered, receives exactly one value
 	at   time.Time  // when it was submitted; zero when nobody observes
 }
@@ -94,12 +95,19 @@ func (w *Writer) note(err error) {
 }
 
 // NewWriter returns a Writer on st that calls notify after every commit.
+// A store may bound how many Ops share a transaction (MaxBatch): on
+// PostgreSQL each Op's savepoint is a subtransaction, and more than 64 in
+// one transaction slow every snapshot of the database down.
 func NewWriter(st store.Store, notify func(), log *slog.Logger, opts ...WriterOption) *Writer {
 	if notify == nil {
 		notify = func() {}
 	}
+	maxBatch := 256
+	if b, ok := st.(interface{ MaxBatch() int }); ok && b.MaxBatch() > 0 {
+		maxBatch = b.MaxBatch()
+	}
 	w := &Writer{
-		st: st, notify: notify, log: log, maxBatch: 256,
+		st: st, notify: notify, log: log, maxBatch: maxBatch,
 		queue: make(chan pending, 1024),
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
@@ -127,7 +135,10 @@ func (w *Writer) Close() {
 // Submit queues op and returns a channel that receives its outcome once it is
 // durable (or failed). Ops of one goroutine commit in submission order.
 func (w *Writer) Submit(op Op) <-chan error {
-	p := pending{op: op, done: make(chan error, 1)}
+	return w.submit(pending{op: op, done: make(chan error, 1)})
+}
+
+func (w *Writer) submit(p pending) <-chan error {
 	if w.obs != nil {
 		p.at = time.Now()
 	}
@@ -192,26 +203,39 @@ type changeReporter interface {
 }
 
 func (w *Writer) commit(batch []pending) {
-	fns := make([]func(store.Tx) error, len(batch))
-	for i, p := range batch {
-		fns[i] = p.op
-	}
+	fns, outcome := bodies(batch)
 	// Writes outlive any one caller's context: a caller that gave up still
 	// expects a queued Op to be applied or cleanly failed.
 	start := time.Now()
 	var errs []error
 	var err error
 	changed := true
-	if cr, ok := w.st.(changeReporter); ok && w.trouble.Load() != nil {
+	troubled := w.trouble.Load() != nil
+	ae, each := w.st.(appendEacher)
+	var apps []store.Append
+	if each && !troubled {
+		apps, each = onlyAppends(batch)
+	}
+	cr, counts := w.st.(changeReporter)
+	switch {
+	case each && !troubled:
+		// The runners' streamed appends, and nothing else: no body to run.
+		errs, err = ae.AppendEach(context.Background(), apps)
+		outcome = func(errs []error) []error { return errs }
+	case counts && troubled:
 		// While writes fail, a batch that changed nothing (a claim that
 		// found no run, a conditional update another process won) commits
 		// even on a full disk: only one that changed something shows
 		// writes work again.
 		errs, changed, err = cr.WriteBatchChanges(context.Background(), fns)
-	} else {
+	default:
 		errs, err = w.st.WriteBatch(context.Background(), fns)
 	}
-	if fail := storageFailure(err, errs); fail != nil || changed {
+	var results []error
+	if err == nil {
+		results = outcome(errs)
+	}
+	if fail := storageFailure(err, results); fail != nil || changed {
 		w.note(fail)
 	}
 	if w.obs != nil {
@@ -227,7 +251,7 @@ func (w *Writer) commit(batch []pending) {
 	}
 	w.notify()
 	for i, p := range batch {
-		p.done <- errs[i]
+		p.done <- results[i]
 	}
 }
 

@@ -103,6 +103,30 @@ func testWriterGroupCommit(t *testing.T, open storetest.Open) {
 		}
 	})
 
+	t.Run("a store's MaxBatch bounds a batch", func(t *testing.T) {
+		cs := &countingStore{gate: make(chan struct{}), entered: make(chan struct{})}
+		e := newEnv(t, envOpts{open: open, noHub: true, wrap: func(s store.Store) store.Store {
+			cs.Store = s
+			return boundedStore{cs, 10}
+		}})
+		e.seed(t, "s1", "r1")
+		first := e.w.Submit(appendOp(d("s1", "r1", event.MessageDelta)))
+		<-cs.entered
+		chans := make([]<-chan error, 25)
+		for i := range chans {
+			chans[i] = e.w.Submit(appendOp(d("s1", "r1", event.MessageDelta)))
+		}
+		close(cs.gate)
+		for _, ch := range append(chans, first) {
+			if err := <-ch; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := cs.batchSizes(); !slices.Equal(got, []int{1, 10, 10, 5}) {
+			t.Fatalf("batch sizes %v, want [1 10 10 5]", got)
+		}
+	})
+
 	t.Run("concurrent Do calls batch", func(t *testing.T) {
 		// A commit costs at least 2ms here (a slow disk): Do calls that
 		// arrive meanwhile must ride along in the next transaction.
@@ -412,5 +436,74 @@ func TestWriterCloseRacingSubmits(t *testing.T) {
 		if len(lost) > 0 {
 			t.Fatal("a Submit racing Close never got its outcome")
 		}
+	}
+}
+
+// Appends queued together with the same fence share one body (one
+// AppendEvents call); one that cannot be written (its run leased to
+// another runner) fails alone, and the rest commit in submission order.
+func TestWriterMergesAppends(t *testing.T) { storetest.Each(t, pg, testWriterMergesAppends) }
+
+func testWriterMergesAppends(t *testing.T, open storetest.Open) {
+	ctx := context.Background()
+	cs := &countingStore{gate: make(chan struct{}), entered: make(chan struct{})}
+	e := newEnv(t, envOpts{open: open, noHub: true, wrap: func(s store.Store) store.Store { cs.Store = s; return cs }})
+	e.seed(t, "s1", "r1", "r2", "theirs")
+	if err := e.db.Write(ctx, func(tx store.Tx) error {
+		r, err := tx.GetRun(ctx, "theirs")
+		if err != nil {
+			return err
+		}
+		r.RunnerID = "runner-2"
+		return tx.UpdateRun(ctx, r)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	first := e.w.Submit(appendOp(d("s1", "r1", event.RunStarted)))
+	<-cs.entered
+	runs := []string{"r1", "r2", "theirs", "r1", "r2", "r1"}
+	chans := make([]<-chan error, len(runs))
+	for i, rid := range runs {
+		dr := event.Draft{SessionID: "s1", RunID: rid, Type: event.MessageDelta, Payload: map[string]int{"i": i}}
+		chans[i] = e.w.SubmitAppend("runner-1", func() event.Draft { return dr })
+	}
+	other := e.w.Submit(appendOp(d("s1", "r2", event.Usage))) // not an append: a body of its own
+	close(cs.gate)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range chans {
+		err := <-ch
+		if (runs[i] == "theirs") != errors.Is(err, store.ErrLeaseLost) || runs[i] != "theirs" && err != nil {
+			t.Fatalf("append %d to %s: %v", i, runs[i], err)
+		}
+	}
+	if err := <-other; err != nil {
+		t.Fatal(err)
+	}
+	if got := cs.batchSizes(); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("bodies per commit %v, want [1 2]: the appends merged into one body", got)
+	}
+	evs := storeEvents(t, e.db, store.EventQuery{SessionID: "s1"})
+	var order []string
+	for _, ev := range evs {
+		if ev.Type == event.MessageDelta {
+			var p struct{ I int }
+			_ = json.Unmarshal(ev.Payload, &p)
+			order = append(order, fmt.Sprintf("%s#%d", ev.RunID, p.I))
+		}
+		if ev.RunID == "theirs" {
+			t.Fatalf("an event of a run leased to another runner was written: %+v", ev)
+		}
+	}
+	if want := []string{"r1#0", "r2#1", "r1#3", "r2#4", "r1#5"}; !slices.Equal(order, want) {
+		t.Fatalf("deltas %v, want %v", order, want)
+	}
+	last := map[string]int64{}
+	for _, ev := range evs {
+		if ev.Seq != last[ev.RunID]+1 {
+			t.Fatalf("run %s: seq %d after %d", ev.RunID, ev.Seq, last[ev.RunID])
+		}
+		last[ev.RunID] = ev.Seq
 	}
 }

@@ -125,12 +125,8 @@ func (h *host) Emit(typ event.Type, payload any) error {
 	}
 	h.submitTailLocked()
 	h.tail = nil
-	fence := h.r.id
 	d := event.Draft{RunID: h.run.ID, SessionID: h.run.SessionID, Type: typ, Payload: payload}
-	h.pending = append(h.pending, h.r.w.Submit(func(tx store.Tx) error {
-		_, err := tx.AppendEvents(context.Background(), fence, d)
-		return err
-	}))
+	h.pending = append(h.pending, h.r.w.SubmitAppend(h.r.id, func() event.Draft { return d }))
 	return nil
 }
 
@@ -143,11 +139,8 @@ func (h *host) submitTailLocked() {
 	}
 	t.submitted = true
 	h.lastDelta = time.Now()
-	fence := h.r.id
-	h.pending = append(h.pending, h.r.w.Submit(func(tx store.Tx) error {
-		d := event.Draft{RunID: h.run.ID, SessionID: h.run.SessionID, Type: t.typ, Payload: t.seal()}
-		_, err := tx.AppendEvents(context.Background(), fence, d)
-		return err
+	h.pending = append(h.pending, h.r.w.SubmitAppend(h.r.id, func() event.Draft {
+		return event.Draft{RunID: h.run.ID, SessionID: h.run.SessionID, Type: t.typ, Payload: t.seal()}
 	}))
 }
 

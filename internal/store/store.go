@@ -1,7 +1,8 @@
 // Package store is the source of truth: sessions, runs, the event journal,
 // human requests, controls, approval rules, accounts and API tokens.
 // Callers see only the interfaces here; internal/store/sqlite and
-// internal/store/postgres implement them.
+// internal/store/postgres implement them, and internal/store/storetest is
+// the conformance suite both pass.
 //
 // Writes happen inside a Tx. The journal package serialises all writes of a
 // process through one writer that group-commits several Tx bodies into one
@@ -309,6 +310,13 @@ type Tx interface {
 	// DeleteExpiredWebSessions removes the sessions expired at now and
 	// returns how many.
 	DeleteExpiredWebSessions(ctx context.Context, now time.Time) (int, error)
+}
+
+// Append is one draft to append under a fence, as Tx.AppendEvents would
+// (for stores that append many at once: see postgres.DB.AppendEach).
+type Append struct {
+	Fence string
+	Draft event.Draft
 }
 
 // Store is a database of Caduceus state.

@@ -33,9 +33,13 @@ func Transient(err error) bool {
 	if errors.As(err, &pg) {
 		return transientState(pg.SQLState())
 	}
-	// The connection to a database server broke or could not be made.
+	// The connection to a database server broke or could not be made, or
+	// the driver says the statement never reached the server (pgx marks
+	// such errors SafeToRetry: a connection found closed, say).
 	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+	var retry interface{ SafeToRetry() bool }
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.As(err, &retry) && retry.SafeToRetry()
 }
 
 // transientState classifies a SQLSTATE (postgresql.org/docs/current/errcodes-appendix.html).

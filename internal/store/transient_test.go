@@ -17,6 +17,13 @@ type coded int
 func (c coded) Error() string { return fmt.Sprintf("code %d", int(c)) }
 func (c coded) Code() int     { return int(c) }
 
+// safeToRetry is an error a driver marks as never having reached the
+// server, as pgx's are.
+type safeToRetry bool
+
+func (s safeToRetry) Error() string     { return "conn closed" }
+func (s safeToRetry) SafeToRetry() bool { return bool(s) }
+
 // pgState is an error with a SQLSTATE, as PostgreSQL drivers' are.
 type pgState string
 
@@ -55,6 +62,8 @@ func TestTransient(t *testing.T) {
 		{"pg undefined table", pgState("42P01"), false},
 		{"connection refused", fmt.Errorf("connect: %w", &net.OpError{Op: "dial", Net: "unix", Err: syscall.ECONNREFUSED}), true},
 		{"connection cut", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
+		{"connection found closed", fmt.Errorf("query: %w", safeToRetry(true)), true},
+		{"not safe to retry", safeToRetry(false), false},
 		{"cancelled", fmt.Errorf("query: %w", context.Canceled), false},
 		{"cancelled over a broken connection", errors.Join(context.DeadlineExceeded, &net.OpError{Op: "read", Err: syscall.ECONNRESET}), false},
 	}

@@ -7,7 +7,9 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
@@ -23,13 +25,16 @@ import (
 )
 
 // appenderEnv makes the test binary an appender process (see TestMain):
-// "url|run|count|max delay".
+// "url|run|count|max delay|how", how being "write" (a transaction held
+// open after each append, storetest.AppendSlowly) or "each" (AppendEach
+// calls, the journal writer's path for streamed appends, one implicit
+// transaction each).
 const appenderEnv = "CADUCEUS_PGTEST_APPENDER"
 
 // runAppender is an appender process's whole life.
 func runAppender(spec string) int {
 	parts := strings.Split(spec, "|")
-	if len(parts) != 4 {
+	if len(parts) != 5 {
 		fmt.Fprintln(os.Stderr, "bad appender spec:", spec)
 		return 2
 	}
@@ -42,11 +47,38 @@ func runAppender(spec string) int {
 		return 1
 	}
 	defer db.Close()
-	if err := storetest.AppendSlowly(ctx, db, parts[1], n, delay); err != nil {
+	if parts[4] == "each" {
+		err = appendEachQuickly(ctx, db, parts[1], n, delay)
+	} else {
+		err = storetest.AppendSlowly(ctx, db, parts[1], n, delay)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
+}
+
+// appendEachQuickly appends n events to run runID of session "s" with
+// AppendEach, one or two at a time, pausing up to maxDelay between calls.
+func appendEachQuickly(ctx context.Context, db *postgres.DB, runID string, n int, maxDelay time.Duration) error {
+	for n > 0 {
+		k := min(n, 1+rand.IntN(2))
+		apps := make([]store.Append, k)
+		for i := range apps {
+			apps[i].Draft = event.Draft{SessionID: "s", RunID: runID, Type: event.MessageDelta}
+		}
+		errs, err := db.AppendEach(ctx, apps)
+		if err == nil {
+			err = errors.Join(errs...)
+		}
+		if err != nil {
+			return fmt.Errorf("append to %s: %w", runID, err)
+		}
+		n -= k
+		time.Sleep(rand.N(maxDelay + 1))
+	}
+	return nil
 }
 
 func seedRuns(t *testing.T, db store.Store, n int) {
@@ -68,12 +100,14 @@ func seedRuns(t *testing.T, db store.Store, n int) {
 	}
 }
 
-// Several processes append concurrently, each holding every transaction
-// open for a random while after its insert, while several subscribers tail
-// the journal by cursor: every subscriber sees every event exactly once,
-// in cursor order. Without the append lock this fails (checked by hand:
-// with beginWrite reduced to "BEGIN", it and the suite's
-// TailersSeeEveryEvent reported skipped seqs in 3 runs of 3);
+// Several processes append concurrently, half of them holding every
+// transaction open for a random while after its insert, the others with
+// AppendEach (one implicit transaction per call, the lock taken inside its
+// statement), while several subscribers tail the journal by cursor: every
+// subscriber sees every event exactly once, in cursor order. Without the
+// append lock this fails (checked by hand: with beginWrite reduced to
+// "BEGIN", it and the suite's TailersSeeEveryEvent reported skipped seqs
+// in 3 runs of 3; with only AppendEach's lock left out, 3 runs of 3 too);
 // TestLateCommitWithoutAppendLock shows the failure deterministically.
 func TestConcurrentAppenderProcessesTailers(t *testing.T) {
 	const procs, perProc, tailers = 4, 60, 3
@@ -99,7 +133,11 @@ func TestConcurrentAppenderProcessesTailers(t *testing.T) {
 	var cmds []*exec.Cmd
 	for i := range procs {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|r%d|%d|%s", appenderEnv, url, i, perProc, maxDelay))
+		how := "write"
+		if i%2 == 1 {
+			how = "each"
+		}
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|r%d|%d|%s|%s", appenderEnv, url, i, perProc, maxDelay, how))
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -148,19 +186,48 @@ func appendHeld(ctx context.Context, st store.Store, runID string, release <-cha
 	return a, c
 }
 
+// appendEach appends one event to run of session "s" with AppendEach (the
+// journal writer's path for streamed appends: one implicit transaction),
+// and reports the event and the outcome once it committed.
+func appendEach(ctx context.Context, st *postgres.DB, runID string) (appended <-chan event.Event, committed <-chan error) {
+	a, c := make(chan event.Event, 1), make(chan error, 1)
+	go func() {
+		errs, err := st.AppendEach(ctx, []store.Append{{Draft: event.Draft{SessionID: "s", RunID: runID, Type: event.MessageDelta}}})
+		if err == nil {
+			err = errs[0]
+		}
+		if err == nil {
+			var evs []event.Event
+			evs, err = st.Events(ctx, store.EventQuery{RunID: runID})
+			if err == nil && len(evs) != 1 {
+				err = fmt.Errorf("run %s has %d events", runID, len(evs))
+			}
+			if err == nil {
+				a <- evs[0]
+			}
+		}
+		c <- err
+	}()
+	return a, c
+}
+
 // A transaction that appended first but commits last: with the append
 // lock the second appender waits, so the tailer sees both, in order;
 // without it the second commits a higher id first, the tailer moves past
-// the first's lower id, and never sees it.
+// the first's lower id, and never sees it. The second appends as a Write
+// does, or as AppendEach does (the lock taken inside its statement).
 func TestLateCommitWithoutAppendLock(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name     string
 		open     func(ctx context.Context, url string) (*postgres.DB, error)
+		each     bool
 		wantSkip bool
 	}{
-		{"with the append lock", postgres.Open, false},
-		{"without it", postgres.OpenWithoutAppendLock, true},
+		{"with the append lock", postgres.Open, false, false},
+		{"with the append lock, AppendEach", postgres.Open, true, false},
+		{"without it", postgres.OpenWithoutAppendLock, false, true},
+		{"without it, AppendEach", postgres.OpenWithoutAppendLock, true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,9 +247,15 @@ func TestLateCommitWithoutAppendLock(t *testing.T) {
 			releaseA := make(chan struct{})
 			appendedA, committedA := appendHeld(ctx, sts[0], "r0", releaseA)
 			a := <-appendedA
-			released := make(chan struct{})
-			close(released)
-			appendedB, committedB := appendHeld(ctx, sts[1], "r1", released)
+			var appendedB <-chan event.Event
+			var committedB <-chan error
+			if tc.each {
+				appendedB, committedB = appendEach(ctx, sts[1], "r1")
+			} else {
+				released := make(chan struct{})
+				close(released)
+				appendedB, committedB = appendHeld(ctx, sts[1], "r1", released)
+			}
 
 			// With the lock B waits behind A; without it B commits now.
 			var cursor int64

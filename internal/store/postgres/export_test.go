@@ -8,7 +8,7 @@ import "context"
 func OpenWithoutAppendLock(ctx context.Context, url string) (*DB, error) {
 	d, err := Open(ctx, url)
 	if err == nil {
-		d.begin = "BEGIN"
+		d.begin, d.lock = []string{"BEGIN"}, false
 	}
 	return d, err
 }

@@ -48,9 +48,8 @@ const (
 // versionTable is goose's record of applied migrations.
 const versionTable = "goose_db_version"
 
-// beginWrite opens a write transaction and takes the append lock, in one
-// round trip (simple protocol: no arguments).
-var beginWrite = fmt.Sprintf("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(%d)", appendLock)
+// beginWrite opens a write transaction and takes the append lock.
+var beginWrite = []string{"BEGIN ISOLATION LEVEL READ COMMITTED", fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", appendLock)}
 
 // ErrBadURL is a database URL that does not parse.
 var ErrBadURL = errors.New("bad database URL")
@@ -59,18 +58,22 @@ var ErrBadURL = errors.New("bad database URL")
 type DB struct {
 	reader
 	pool  *pgxpool.Pool
-	begin string // beginWrite; tests show what goes wrong without the lock
+	begin []string // beginWrite; tests show what goes wrong without the lock
+	lock  bool     // AppendEach takes the append lock (lockedAppend)
 }
 
 // Open connects to the database at url (postgres://...), applies pending
-// migrations and returns the store. Errors never carry the URL: it may hold
-// a password.
+// migrations and returns the store. Errors never carry the URL's password.
 func Open(ctx context.Context, url string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx's message shows the URL with its password masked.
 		return nil, fmt.Errorf("postgres: %w: %v", ErrBadURL, err)
 	}
+	// AppendEach's implicit transactions rely on it (each statement sees
+	// what committed before the append lock was granted), whatever the
+	// server's default; it travels in the startup message.
+	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -83,7 +86,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &DB{reader: reader{q: pool}, pool: pool, begin: beginWrite}, nil
+	return &DB{reader: reader{q: pool}, pool: pool, begin: beginWrite, lock: true}, nil
 }
 
 // Close closes the pool.
@@ -102,56 +105,85 @@ func (d *DB) Write(ctx context.Context, fn func(store.Tx) error) error {
 }
 
 // WriteBatch runs fns in one transaction under the append lock, each under
-// its own savepoint.
-func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) (_ []error, err error) {
+// its own savepoint. BEGIN, the lock and the savepoints travel with the
+// statements after them (txConn): a batch of appends costs a round trip
+// per append and one for the commit.
+func (d *DB) WriteBatch(ctx context.Context, fns []func(store.Tx) error) ([]error, error) {
+	errs, _, err := d.writeBatch(ctx, fns, false)
+	return errs, err
+}
+
+// WriteBatchChanges is WriteBatch that also reports whether the committed
+// transaction changed any row. One that changed nothing wrote no WAL, so
+// its success says nothing about whether writes work: on a full disk such
+// a transaction still commits. The question travels with the COMMIT, so
+// it costs no round trip.
+func (d *DB) WriteBatchChanges(ctx context.Context, fns []func(store.Tx) error) ([]error, bool, error) {
+	return d.writeBatch(ctx, fns, true)
+}
+
+func (d *DB) writeBatch(ctx context.Context, fns []func(store.Tx) error, count bool) ([]error, bool, error) {
 	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("begin: %w", err)
+		return nil, false, fmt.Errorf("begin: %w", err)
 	}
 	// A connection released inside a transaction (a failed ROLLBACK) is
 	// closed by the pool, not reused.
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, d.begin); err != nil {
-		rollback(conn)
-		return nil, fmt.Errorf("begin: %w", err)
-	}
-	t := &txn{reader: reader{q: conn}, conn: conn}
+	tc := &txConn{conn: conn}
+	tc.queue(d.begin...)
+	t := &txn{reader: reader{q: tc}, c: tc}
 	errs := make([]error, len(fns))
 	for i, fn := range fns {
 		if len(fns) == 1 {
 			errs[i] = fn(t)
 			break
 		}
-		if _, err := conn.Exec(ctx, "SAVEPOINT op"); err != nil {
+		tc.savepoint("op")
+		if errs[i] = fn(t); errs[i] == nil {
+			tc.release("op")
+		} else if err := tc.rollbackTo(ctx, "op"); err != nil {
 			rollback(conn)
-			return nil, fmt.Errorf("savepoint: %w", err)
+			return nil, false, fmt.Errorf("rollback to savepoint: %w", err)
 		}
-		if errs[i] = fn(t); errs[i] != nil {
-			if _, err := conn.Exec(ctx, "ROLLBACK TO op"); err != nil {
-				rollback(conn)
-				return nil, fmt.Errorf("rollback to savepoint: %w", err)
-			}
-		}
-		if _, err := conn.Exec(ctx, "RELEASE op"); err != nil {
-			rollback(conn)
-			return nil, fmt.Errorf("release savepoint: %w", err)
-		}
+	}
+	if !tc.sent {
+		return errs, false, nil // nothing was written: no transaction to end
 	}
 	if len(fns) == 1 && errs[0] != nil {
 		rollback(conn)
-		return errs, nil
+		return errs, false, nil
 	}
-	tag, err := conn.Exec(ctx, "COMMIT")
+	changed, err := tc.commit(ctx, count)
 	if err != nil {
-		return nil, fmt.Errorf("commit: %w", err)
+		if !errors.Is(err, pgx.ErrTxCommitRollback) { // that one has ended
+			rollback(conn)
+		}
+		return nil, false, fmt.Errorf("commit: %w", err)
 	}
-	// A transaction that met an error it did not roll back to a savepoint
-	// is aborted, and COMMIT then only rolls it back.
-	if tag.String() == "ROLLBACK" {
-		return nil, fmt.Errorf("commit: %w", pgx.ErrTxCommitRollback)
-	}
-	return errs, nil
+	// Changes a failing body made and rolled back to its savepoint gave
+	// the transaction its id too; with no body succeeding, none of them is
+	// committed.
+	return errs, changed && anySucceeded(errs), nil
 }
+
+func anySucceeded(errs []error) bool {
+	for _, err := range errs {
+		if err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// MaxBatch bounds the bodies of one WriteBatch for the journal writer:
+// each body's savepoint is a subtransaction, and a transaction with more
+// than 64 (PostgreSQL's per-backend cache of them) makes every snapshot
+// taken meanwhile, in any session, look them up on disk. An append that
+// opens a body uses the body's savepoint (a batch of streamed deltas is one
+// subtransaction per body); one after other writes opens its own, hence
+// two per body.
+func (d *DB) MaxBatch() int { return 32 }
 
 // rollback ends the connection's transaction; when it cannot, the pool
 // closes the connection on release (it is not idle).

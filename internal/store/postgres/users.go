@@ -96,7 +96,7 @@ func (t *txn) InsertUser(ctx context.Context, u store.User) error {
 
 func (t *txn) UpdateUser(ctx context.Context, u store.User) error {
 	var owner string
-	err := t.conn.QueryRow(ctx, `SELECT id FROM users WHERE name_key = $1`, store.NameKey(u.Name)).Scan(&owner)
+	err := t.c.QueryRow(ctx, `SELECT id FROM users WHERE name_key = $1`, store.NameKey(u.Name)).Scan(&owner)
 	switch {
 	case err == nil && owner != u.ID:
 		return fmt.Errorf("user name %q: %w", u.Name, store.ErrConflict)
@@ -109,7 +109,7 @@ func (t *txn) UpdateUser(ctx context.Context, u store.User) error {
 }
 
 func (t *txn) InsertToken(ctx context.Context, k store.APIToken) error {
-	_, err := t.conn.Exec(ctx, `INSERT INTO api_tokens (`+tokenCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
+	_, err := t.c.Exec(ctx, `INSERT INTO api_tokens (`+tokenCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
 		k.ID, k.UserID, k.Name, k.Scope, k.Hash, k.Prefix, ms(k.CreatedAt), ms(k.LastUsed), ms(k.RevokedAt))
 	if err != nil {
 		return fmt.Errorf("insert token %q: %w", k.ID, err)

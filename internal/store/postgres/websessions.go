@@ -26,7 +26,7 @@ func (r reader) GetWebSession(ctx context.Context, id string) (store.WebSession,
 }
 
 func (t *txn) InsertWebSession(ctx context.Context, s store.WebSession) error {
-	_, err := t.conn.Exec(ctx, `INSERT INTO web_sessions (`+webSessionCols+`) VALUES ($1,$2,$3,$4,$5,$6)`,
+	_, err := t.c.Exec(ctx, `INSERT INTO web_sessions (`+webSessionCols+`) VALUES ($1,$2,$3,$4,$5,$6)`,
 		s.ID, s.UserID, s.CSRFHash, ms(s.CreatedAt), ms(s.ExpiresAt), ms(s.LastSeen))
 	if err != nil {
 		return fmt.Errorf("insert web session of user %q: %w", s.UserID, err)
@@ -44,7 +44,7 @@ func (t *txn) DeleteWebSession(ctx context.Context, id string) error {
 }
 
 func (t *txn) DeleteUserWebSessions(ctx context.Context, userID, except string) (int, error) {
-	tag, err := t.conn.Exec(ctx, `DELETE FROM web_sessions WHERE user_id = $1 AND id <> $2`, userID, except)
+	tag, err := t.c.Exec(ctx, `DELETE FROM web_sessions WHERE user_id = $1 AND id <> $2`, userID, except)
 	if err != nil {
 		return 0, fmt.Errorf("delete web sessions of user %q: %w", userID, err)
 	}
@@ -52,7 +52,7 @@ func (t *txn) DeleteUserWebSessions(ctx context.Context, userID, except string) 
 }
 
 func (t *txn) DeleteExpiredWebSessions(ctx context.Context, now time.Time) (int, error) {
-	tag, err := t.conn.Exec(ctx, `DELETE FROM web_sessions WHERE expires_at_ms <= $1`, ms(now))
+	tag, err := t.c.Exec(ctx, `DELETE FROM web_sessions WHERE expires_at_ms <= $1`, ms(now))
 	if err != nil {
 		return 0, fmt.Errorf("delete expired web sessions: %w", err)
 	}

@@ -39,3 +39,36 @@ func TestDatabasesAreSeparate(t *testing.T) {
 		}
 	}
 }
+
+// A database is handed out again once its test ended, empty, even if that
+// test left a connection open.
+func TestDatabaseReusedEmpty(t *testing.T) {
+	ctx := context.Background()
+	var first string
+	t.Run("writes", func(t *testing.T) {
+		first = pg.Database(t)
+		conn, err := pgx.Connect(ctx, first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// left open on purpose
+		if _, err := conn.Exec(ctx, `CREATE TABLE x (v int); INSERT INTO x VALUES (1)`); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("reads", func(t *testing.T) {
+		url := pg.Database(t)
+		if url != first {
+			t.Fatalf("got %s, want the freed %s", url, first)
+		}
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM pg_tables WHERE schemaname = 'public'`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d tables in a reused database (%v)", n, err)
+		}
+	})
+}
