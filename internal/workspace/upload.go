@@ -133,13 +133,11 @@ func SanitizeName(name string) string {
 		stem = truncateUTF8(stem, maxUploadName-len(ext))
 		name = strings.TrimRight(stem, ". ") + ext
 	}
-	if name == "" || name == ext(name) {
-		return "upload" + ext(name)
+	if name == "" {
+		return "upload"
 	}
 	return name
 }
-
-func ext(name string) string { _, e := splitExt(name); return e }
 
 // splitExt splits "a.tar.gz" into "a.tar" and ".gz"; a name without a dot
 // after its first character has no extension.
