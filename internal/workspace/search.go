@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -148,12 +147,12 @@ func (s *searcher) dir(n string) error {
 	if err != nil {
 		return nil // vanished or unreadable below the start: skipped
 	}
-	des, err := f.ReadDir(-1)
+	des, err := readDirents(f)
 	f.Close()
 	if err != nil && len(des) == 0 {
 		return nil
 	}
-	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	slices.SortFunc(des, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 	if s.rules != nil {
 		defer s.rules.Leave(s.rules.Enter(n))
 	}
@@ -165,16 +164,16 @@ func (s *searcher) dir(n string) error {
 		if s.full() {
 			return nil
 		}
-		if de.Name() == ".git" {
+		if de.name == ".git" {
 			continue
 		}
-		p := path.Join(n, de.Name())
-		isDir := de.IsDir()
+		p := path.Join(n, de.name)
+		isDir := de.isDir()
 		if s.rules != nil && s.rules.Ignored(p, isDir) {
 			continue
 		}
-		if s.names && s.has([]byte(de.Name())) {
-			s.res.Matches = append(s.res.Matches, Match{Path: p, Kind: kindOf(de.Type())})
+		if s.names && s.has([]byte(de.name)) {
+			s.res.Matches = append(s.res.Matches, Match{Path: p, Kind: kindOf(de.typ)})
 			if s.full() {
 				return nil
 			}
@@ -184,7 +183,7 @@ func (s *searcher) dir(n string) error {
 			if err := s.dir(p); err != nil {
 				return err
 			}
-		case de.Type().IsRegular() && s.content:
+		case de.typ.IsRegular() && s.content:
 			s.file(p)
 		}
 		if s.full() {
