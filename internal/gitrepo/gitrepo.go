@@ -265,22 +265,27 @@ func (r *Repo) filtersOff(ctx context.Context) ([]string, error) {
 }
 
 // boundedBuffer keeps at most max bytes; past it, it fails the write (so
-// git sees a closed pipe and stops) or, with truncate, drops the rest.
+// git sees a closed pipe and stops) or, with truncate, drops the rest. It
+// does not embed bytes.Buffer: io.Copy would use the embedded ReadFrom
+// and bypass the bound.
 type boundedBuffer struct {
-	bytes.Buffer
+	buf      bytes.Buffer
 	max      int
 	truncate bool
 	over     bool
 }
 
 func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); len(p) > room {
-		b.Buffer.Write(p[:max(room, 0)])
+	if room := b.max - b.buf.Len(); len(p) > room {
+		b.buf.Write(p[:max(room, 0)])
 		if b.truncate {
 			return len(p), nil
 		}
 		b.over = true
 		return 0, errors.New("output limit reached")
 	}
-	return b.Buffer.Write(p)
+	return b.buf.Write(p)
 }
+
+func (b *boundedBuffer) Bytes() []byte  { return b.buf.Bytes() }
+func (b *boundedBuffer) String() string { return b.buf.String() }

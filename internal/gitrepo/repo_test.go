@@ -265,3 +265,21 @@ func mustReal(t *testing.T, p string) string {
 	}
 	return r
 }
+
+func TestOutputBounded(t *testing.T) {
+	dir := newRepo(t)
+	for i := range 20 {
+		write(t, dir, "f.txt", strings.Repeat("x", i))
+		commitAll(t, dir, strings.Repeat("subject ", 10))
+	}
+	r, err := Open(context.Background(), dir, Options{MaxOutput: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Log(context.Background(), 20, ""); !errors.Is(err, ErrOutputTooLarge) {
+		t.Errorf("err = %v", err)
+	}
+	if page, err := r.Log(context.Background(), 2, ""); err != nil || len(page.Commits) != 2 {
+		t.Errorf("a small page: %v", err)
+	}
+}
