@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -193,5 +195,45 @@ func BenchmarkList(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestFirstAfter checks the heap selection against a full sort, over
+// directory orders that are sorted, reversed (tmpfs lists newest first)
+// and shuffled, from every position.
+func TestFirstAfter(t *testing.T) {
+	var des []dirent
+	for i := range 60 {
+		d := dirent{name: fmt.Sprintf("n%02d", (i*37)%60)}
+		if i%4 == 0 {
+			d.typ = fs.ModeDir
+		}
+		des = append(des, d)
+	}
+	des = append(des, dirent{name: ".git", typ: fs.ModeDir})
+	sorted := slices.Clone(des)
+	sorted = slices.DeleteFunc(sorted, func(d dirent) bool { return d.name == ".git" })
+	slices.SortFunc(sorted, func(a, b dirent) int { return compareEntries(a.isDir(), a.name, b.isDir(), b.name) })
+	reversed := slices.Clone(sorted)
+	slices.Reverse(reversed)
+	rng := rand.New(rand.NewPCG(1, 2))
+	shuffled := slices.Clone(des)
+	rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	for name, in := range map[string][]dirent{"sorted": sorted, "reversed": reversed, "shuffled": shuffled, "as read": des} {
+		for _, limit := range []int{1, 7, 59, 60, 100} {
+			for from := -1; from < len(sorted); from++ {
+				var after position
+				if from >= 0 {
+					after = position{dir: sorted[from].isDir(), name: sorted[from].name}
+				}
+				want := sorted[from+1:]
+				more := len(want) > limit
+				want = want[:min(limit, len(want))]
+				got, gotMore := firstAfter(slices.Clone(in), after, limit)
+				if !slices.Equal(got, want) || gotMore != more {
+					t.Fatalf("%s limit %d after %+v: got %v (more %v), want %v (more %v)", name, limit, after, got, gotMore, want, more)
+				}
+			}
+		}
 	}
 }
