@@ -8,8 +8,10 @@ import (
 	"bufio"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
@@ -80,6 +82,20 @@ func (r *Rules) Enter(dir string) (mark int) {
 		r.patterns = append(r.patterns, gitignore.ParsePattern(line, domain))
 	}
 	return mark
+}
+
+// RootFS is the fs.FS Rules should read a workspace through: root's, but
+// opening without blocking, so a FIFO named .gitignore (the agent can make
+// one) is seen for what it is and skipped instead of hanging the walk.
+func RootFS(root *os.Root) fs.FS { return nonblockFS{root} }
+
+type nonblockFS struct{ root *os.Root }
+
+func (n nonblockFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	return n.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 }
 
 // Leave drops the patterns added since mark.

@@ -15,7 +15,7 @@ const ignoredExamples = 3
 // name); the rules themselves live in package ignore, shared with the
 // Files panel.
 func newIgnoreRules(ws *workspaceFS, dir string) *ignore.Rules {
-	return ignore.New(ws.root.FS(), dir)
+	return ignore.New(ignore.RootFS(ws.root), dir)
 }
 
 // hiddenCount counts what ignore rules hid from a result and keeps a few

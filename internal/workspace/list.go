@@ -64,19 +64,11 @@ func (w *Workspace) List(ctx context.Context, dir, cursor string, limit int) (Pa
 	}
 	limit = min(limit, MaxListLimit)
 
-	f, err := w.root.Open(n)
+	f, err := w.openDir(dir, n)
 	if err != nil {
-		return Page{}, pathErr(dir, err)
+		return Page{}, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return Page{}, pathErr(dir, err)
-	} else if !fi.IsDir() {
-		return Page{}, fmt.Errorf("%w: %q", ErrNotDir, dir)
-	}
-	if w.viaGit(f) {
-		return Page{}, fmt.Errorf("%w: %q leads into .git through a symlink", ErrOutside, dir)
-	}
 	des, err := readDirents(f)
 	if err != nil {
 		return Page{}, pathErr(dir, err)
@@ -169,7 +161,7 @@ func siftDown(h []dirent, i int, less func(a, b dirent) bool) {
 // dir itself or a directory above it is excluded (then so is all it
 // holds, as in git).
 func (w *Workspace) rulesIn(dir string) (*ignore.Rules, bool) {
-	r := ignore.New(w.root.FS(), ".")
+	r := ignore.New(ignore.RootFS(w.root), ".")
 	parent, excluded := ".", false
 	for _, c := range ignore.Split(dir) {
 		r.Enter(parent)

@@ -106,9 +106,11 @@ func TestPathEscapesRefused(t *testing.T) {
 // TestSpecialFilesRefused: a FIFO, socket or device is listed but never
 // opened, and opening one that replaced a file cannot hang.
 func TestSpecialFilesRefused(t *testing.T) {
-	ws := tree(t, map[string]string{"a.txt": "a"})
-	if err := syscall.Mkfifo(filepath.Join(ws, "fifo"), 0o644); err != nil {
-		t.Fatal(err)
+	ws := tree(t, map[string]string{"a.txt": "a", "sub/b.txt": "b"})
+	for _, p := range []string{"fifo", "sub/.gitignore"} {
+		if err := syscall.Mkfifo(filepath.Join(ws, p), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	w := open(t, ws)
 	done := make(chan struct{})
@@ -127,6 +129,22 @@ func TestSpecialFilesRefused(t *testing.T) {
 		if _, err := w.Read("/dev/null", 1); !errors.Is(err, ErrOutside) {
 			t.Errorf("/dev/null: %v", err)
 		}
+		for _, op := range []func() error{
+			func() error { _, err := w.List(context.Background(), "fifo", "", 0); return err },
+			func() error { _, err := w.Search(context.Background(), "x", SearchOptions{Dir: "fifo"}); return err },
+			func() error { _, err := w.Write("fifo/x", []byte("x"), `"x"`); return err },
+		} {
+			if err := op(); !errors.Is(err, ErrNotDir) {
+				t.Errorf("fifo as a directory: %v, want %s", err, ErrNotDir)
+			}
+		}
+		// A FIFO named .gitignore is skipped, not read.
+		if page, err := w.List(context.Background(), "sub", "", 0); err != nil || len(page.Entries) != 2 {
+			t.Errorf("list beside a FIFO .gitignore: %+v %v", page, err)
+		}
+		if res, err := w.Search(context.Background(), "b", SearchOptions{}); err != nil || len(res.Matches) == 0 {
+			t.Errorf("search beside a FIFO .gitignore: %+v %v", res, err)
+		}
 	}()
 	select {
 	case <-done:
@@ -141,7 +159,7 @@ func TestSpecialFilesRefused(t *testing.T) {
 	for _, e := range page.Entries {
 		kinds = append(kinds, e.Name+":"+string(e.Kind))
 	}
-	if got := strings.Join(kinds, " "); got != "a.txt:file fifo:other" {
+	if got := strings.Join(kinds, " "); got != "sub:dir a.txt:file fifo:other" {
 		t.Errorf("listed %s", got)
 	}
 }

@@ -83,13 +83,11 @@ func (w *Workspace) Search(ctx context.Context, query string, opts SearchOptions
 	if err != nil {
 		return SearchResult{}, err
 	}
-	fi, err := w.root.Stat(n)
+	d, err := w.openDir(opts.Dir, n)
 	if err != nil {
-		return SearchResult{}, pathErr(opts.Dir, err)
+		return SearchResult{}, err
 	}
-	if !fi.IsDir() {
-		return SearchResult{}, fmt.Errorf("%w: %q", ErrNotDir, opts.Dir)
-	}
+	d.Close()
 	s := &searcher{
 		ctx: ctx, w: w, names: !opts.ContentOnly || opts.NamesOnly, content: !opts.NamesOnly || opts.ContentOnly,
 		fold: !opts.CaseSensitive, limit: opts.Limit, fileMax: opts.MaxFileSize,
@@ -143,9 +141,9 @@ func (s *searcher) full() bool {
 // dir searches the directory n, whose rules (when on) were entered by the
 // caller for all directories above it.
 func (s *searcher) dir(n string) error {
-	f, err := s.w.root.Open(n)
+	f, err := s.w.openDir(n, n)
 	if err != nil {
-		return nil // vanished or unreadable below the start: skipped
+		return nil // vanished, replaced or unreadable below the start: skipped
 	}
 	des, err := readDirents(f)
 	f.Close()

@@ -43,15 +43,11 @@ func (w *Workspace) SaveUpload(name string, r io.Reader, limit int64) (Upload, e
 	if err := w.root.MkdirAll(UploadDir, 0o755); err != nil {
 		return Upload{}, pathErr(UploadDir, err)
 	}
-	d, err := w.root.Open(UploadDir)
+	d, err := w.openDir(UploadDir, UploadDir)
 	if err != nil {
-		return Upload{}, pathErr(UploadDir, err)
+		return Upload{}, err
 	}
-	inGit := w.viaGit(d)
 	d.Close()
-	if inGit {
-		return Upload{}, fmt.Errorf("%w: %s leads into .git through a symlink", ErrOutside, UploadDir)
-	}
 
 	tmp := path.Join(UploadDir, ".upload-"+randomHex()+".part")
 	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

@@ -205,6 +205,24 @@ func (w *Workspace) openRegular(p, n string) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
+// openDir opens the directory at n. O_DIRECTORY makes anything else fail
+// at once (a FIFO opened plainly would block), and the directory must not
+// be .git reached through a symlink.
+func (w *Workspace) openDir(p, n string) (*os.File, error) {
+	f, err := w.root.OpenFile(n, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil, fmt.Errorf("%w: %q", ErrNotDir, p)
+	}
+	if err != nil {
+		return nil, pathErr(p, err)
+	}
+	if w.viaGit(f) {
+		f.Close()
+		return nil, fmt.Errorf("%w: %q leads into .git through a symlink", ErrOutside, p)
+	}
+	return f, nil
+}
+
 // Kind is what a directory entry is.
 type Kind string
 

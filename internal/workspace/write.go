@@ -45,17 +45,11 @@ func (w *Workspace) Write(p string, content []byte, ifMatch string) (string, err
 			return "", pathErr(p, err)
 		}
 	}
-	d, err := w.root.Open(dir)
+	d, err := w.openDir(p, dir)
 	if err != nil {
-		return "", pathErr(p, err)
+		return "", err
 	}
 	defer d.Close()
-	if fi, err := d.Stat(); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("%w: the parent of %q", ErrNotDir, p)
-	}
-	if w.viaGit(d) {
-		return "", fmt.Errorf("%w: %q leads into .git through a symlink", ErrOutside, p)
-	}
 	if err := flock(d); err != nil {
 		return "", fmt.Errorf("workspace: lock %q: %w", dir, err)
 	}
