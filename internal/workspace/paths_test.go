@@ -95,6 +95,10 @@ func TestPathEscapesRefused(t *testing.T) {
 			})
 		}
 	}
+	// Creating a file under a link into .git creates no directory there.
+	if _, err := w.Write("git-dir/newdir/x", []byte("x"), ""); !errors.Is(err, ErrOutside) {
+		t.Errorf("create through a link into .git: %v", err)
+	}
 	if got := snapshot(t, ws); !maps.Equal(got, before) {
 		t.Errorf("workspace changed:\n%v\nwas\n%v", got, before)
 	}

@@ -41,8 +41,8 @@ func (w *Workspace) Write(p string, content []byte, ifMatch string) (string, err
 	}
 	dir := path.Dir(n)
 	if ifMatch == "" && dir != "." {
-		if err := w.root.MkdirAll(dir, 0o755); err != nil {
-			return "", pathErr(p, err)
+		if err := w.mkdirs(p, dir); err != nil {
+			return "", err
 		}
 	}
 	d, err := w.openDir(p, dir)
@@ -63,6 +63,28 @@ func (w *Workspace) Write(p string, content []byte, ifMatch string) (string, err
 		return "", pathErr(p, err)
 	}
 	return etagOf(content), nil
+}
+
+// mkdirs creates dir and its missing parents, after checking that the
+// deepest one that exists is not .git reached through a symlink (MkdirAll
+// follows links that stay inside the workspace).
+func (w *Workspace) mkdirs(p, dir string) error {
+	existing := dir
+	for existing != "." {
+		if _, err := w.root.Stat(existing); err == nil {
+			break
+		}
+		existing = path.Dir(existing)
+	}
+	d, err := w.openDir(p, existing)
+	if err != nil {
+		return err
+	}
+	d.Close()
+	if err := w.root.MkdirAll(dir, 0o755); err != nil {
+		return pathErr(p, err)
+	}
+	return nil
 }
 
 // checkVersion compares the file at n with ifMatch and returns the mode
