@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/ignore"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 )
 
@@ -438,8 +439,8 @@ type treeWalker struct {
 	// maxEntries overrides walkMaxEntries when positive.
 	maxEntries int
 
-	ignore  *ignoreRules // nil when ignore rules are off
-	hidden  hiddenCount  // entries the rules hid
+	ignore  *ignore.Rules // nil when ignore rules are off
+	hidden  hiddenCount   // entries the rules hid
 	entries int
 	capped  bool // walkMaxEntries reached
 	stopped bool
@@ -452,7 +453,7 @@ type treeWalker struct {
 func (w *treeWalker) walk(real, rel string, fn func(walkedFile) bool) error {
 	if !w.includeIgnored {
 		rules := newIgnoreRules(w.ws, real)
-		if real == "." || !rules.ignored(real, true) {
+		if real == "." || !rules.Ignored(real, true) {
 			w.ignore = rules
 		}
 	}
@@ -482,7 +483,7 @@ func (w *treeWalker) dir(real, rel string, st []globState, top bool, fn func(wal
 		return err
 	}
 	if w.ignore != nil {
-		defer w.ignore.leave(w.ignore.enter(real))
+		defer w.ignore.Leave(w.ignore.Enter(real))
 	}
 	for _, de := range des {
 		if err := w.ctx.Err(); err != nil {
@@ -541,7 +542,7 @@ func (w *treeWalker) dir(real, rel string, st []globState, top bool, fn func(wal
 
 // hide reports whether ignore rules exclude an entry, and counts it.
 func (w *treeWalker) hide(real, rel string, isDir bool) bool {
-	if w.ignore == nil || !w.ignore.ignored(real, isDir) {
+	if w.ignore == nil || !w.ignore.Ignored(real, isDir) {
 		return false
 	}
 	w.hidden.add(rel, isDir)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/ignore"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 )
 
@@ -121,7 +122,7 @@ func (listDir) Run(ctx context.Context, env Env, args json.RawMessage) (Result, 
 	if !a.IncludeIgnored {
 		// A directory named outright is listed even when it is ignored.
 		rules := newIgnoreRules(ws, real)
-		if real == "." || !rules.ignored(real, true) {
+		if real == "." || !rules.Ignored(real, true) {
 			l.ignore = rules
 		}
 	}
@@ -147,7 +148,7 @@ type lister struct {
 	ws        *workspaceFS
 	limit     int
 	depth     int
-	ignore    *ignoreRules // nil when ignore rules are off
+	ignore    *ignore.Rules // nil when ignore rules are off
 	hidden    hiddenCount
 	entries   []ListEntry
 	truncated bool
@@ -166,7 +167,7 @@ func (l *lister) walk(dir, prefix string, level int) error {
 		return err
 	}
 	if l.ignore != nil {
-		defer l.ignore.leave(l.ignore.enter(dir))
+		defer l.ignore.Leave(l.ignore.Enter(dir))
 	}
 	for _, de := range des {
 		// .git internals are noise to the model, and git's own business.
@@ -176,7 +177,7 @@ func (l *lister) walk(dir, prefix string, level int) error {
 		name := path.Join(prefix, de.Name())
 		child := path.Join(dir, de.Name())
 		isDir := de.IsDir()
-		if l.ignore != nil && l.ignore.ignored(child, isDir) {
+		if l.ignore != nil && l.ignore.Ignored(child, isDir) {
 			l.hidden.add(name, isDir)
 			continue
 		}
