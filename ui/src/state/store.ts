@@ -24,9 +24,16 @@
 // call without it. The first 401 blocks the store (no stream, no retries)
 // and raises `auth`, the shell asks for the token, and submitToken() loads
 // everything again with it.
+//
+// Sign-in (auth.ts): before anything else the store asks GET /api/auth/me.
+// When people sign in on this server and nobody is, the sign-in page comes
+// first and the workbench loads after it; a 401 later (the session expired,
+// the account was disabled) blocks the store the same way and goes back to
+// the sign-in page instead of the token dialog.
 
 import { batch, computed, signal } from "@preact/signals";
 import { createApi } from "./api";
+import { createAccount } from "./auth";
 import type { ActionError, AuthPrompt, Meta, ModelChoice, Store } from "./contract";
 import { createDebugHooks } from "./debug";
 import { notifyState, requestPermission, setMuted, showRequest } from "./notify";
@@ -121,6 +128,7 @@ export function createStore(): Store & StoreInternals {
 
   const api = createApi({
     token: () => token,
+    csrf: () => account.csrf(),
     onUnauthorized: (sent) => {
       if (sent !== token) return; // sent before the person gave a new token
       blocked = true;
@@ -130,8 +138,21 @@ export function createStore(): Store & StoreInternals {
         token = "";
         saveToken("");
       }
+      if (account.ended()) return; // people sign in here: the sign-in page
       if (!auth.peek() || sent) auth.value = { error: sent ? "That token was not accepted. Check it and try again." : null };
     },
+  });
+
+  const account = createAccount(api, {
+    onSignedIn: () => {
+      blocked = false;
+      boot();
+    },
+    forgetToken: () => {
+      token = "";
+      saveToken("");
+    },
+    restart: () => location.assign("/"),
   });
 
   const watch = createHealthWatch({
@@ -534,7 +555,7 @@ export function createStore(): Store & StoreInternals {
 
   const store: Store & StoreInternals = {
     meta, sessions, sessionsMore, sessionFilter, visibleSessions, activeId, active, pending, models, commands, connection, toast, notify, auth,
-    health, runnerAlert,
+    health, runnerAlert, account,
 
     selectSession: (id) => selectSession(id),
     loadMoreSessions,
@@ -544,7 +565,11 @@ export function createStore(): Store & StoreInternals {
       saveToken(t);
       blocked = false;
       auth.value = null;
-      boot();
+      // The token decides who we are: ask /me again, so that the account
+      // menu and the controls follow it.
+      void account.check().then((g) => {
+        if (g === "app" && !blocked) boot();
+      });
     },
 
     async createSession() {
@@ -641,7 +666,11 @@ export function createStore(): Store & StoreInternals {
       // A hidden tab does not poll; it looks again when it is shown.
       window.setInterval(() => !document.hidden && refreshHealth(), HEALTH_EVERY_MS);
       document.addEventListener("visibilitychange", () => !document.hidden && refreshHealth());
-      boot();
+      // Who we are first: the sign-in page may come before anything loads.
+      void account.check().then((g) => {
+        if (g === "app") boot();
+        else blocked = true;
+      });
     },
 
   };

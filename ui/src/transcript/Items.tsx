@@ -244,6 +244,7 @@ export function ResumeBar({ run }: { run: Run }) {
   const store = useStore();
   const [busy, setBusy] = useState(false);
   const recovering = run.status === "recovering";
+  const operate = store.account.permissions.value.operate;
   useRetryTick(run);
   const resume = async () => {
     setBusy(true);
@@ -256,9 +257,11 @@ export function ResumeBar({ run }: { run: Run }) {
           ? `${recoveringText(run)}. Resume now to skip the wait.`
           : "This run stopped before it finished. Resume continues from where its journal ends; nothing that finished runs again."}
       </span>
-      <button type="button" class="btn btn-sm btn-primary resume-btn" data-testid="resume-run" disabled={busy} aria-busy={busy} onClick={() => void resume()}>
-        <IconPlay size={12} /> {busy ? "Resuming…" : recovering ? "Resume now" : "Resume"}
-      </button>
+      {operate && (
+        <button type="button" class="btn btn-sm btn-primary resume-btn" data-testid="resume-run" disabled={busy} aria-busy={busy} onClick={() => void resume()}>
+          <IconPlay size={12} /> {busy ? "Resuming…" : recovering ? "Resume now" : "Resume"}
+        </button>
+      )}
     </div>
   );
 }

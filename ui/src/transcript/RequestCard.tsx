@@ -119,11 +119,18 @@ function useRespond(req: HumanRequest) {
       setSent(true);
     }
   };
-  return { respond, sending, locked: sending != null || sent, sent, error };
+  // A viewer sees the request but cannot answer it.
+  const operate = store.account.permissions.value.operate;
+  return { respond, sending, locked: sending != null || sent, sent, error, operate };
+}
+
+/** In place of the answer buttons for someone who may only read. */
+function ReadOnlyNote() {
+  return <div class="req-note" data-testid="request-readonly">An operator answers this; your role may only read.</div>;
 }
 
 function ApprovalBody({ req, p }: { req: HumanRequest; p: ApprovalPrompt }) {
-  const { respond, sending, locked, sent, error } = useRespond(req);
+  const { respond, sending, locked, sent, error, operate } = useRespond(req);
   const remembers = p.pattern && p.choices.some((c) => c === "session" || c === "always");
   return (
     <>
@@ -136,7 +143,7 @@ function ApprovalBody({ req, p }: { req: HumanRequest; p: ApprovalPrompt }) {
       </div>
       <pre class="req-action" data-testid="approval-action">{p.action}</pre>
       {p.reason && <div class="req-reason">{p.reason}</div>}
-      <div class="req-buttons" role="group" aria-label="Approve or deny">
+      {!operate ? <ReadOnlyNote /> : <div class="req-buttons" role="group" aria-label="Approve or deny">
         {p.choices.map((c) => (
           <button
             type="button"
@@ -151,8 +158,8 @@ function ApprovalBody({ req, p }: { req: HumanRequest; p: ApprovalPrompt }) {
             {CHOICE_LABELS[c] ?? c}
           </button>
         ))}
-      </div>
-      {remembers && (
+      </div>}
+      {operate && remembers && (
         <div class="req-pattern">
           “Allow for this session” and “Always allow” remember <code>{p.pattern}</code>
         </div>
@@ -164,7 +171,7 @@ function ApprovalBody({ req, p }: { req: HumanRequest; p: ApprovalPrompt }) {
 }
 
 function ClarifyBody({ req, p }: { req: HumanRequest; p: ClarifyPrompt }) {
-  const { respond, sending, locked, sent, error } = useRespond(req);
+  const { respond, sending, locked, sent, error, operate } = useRespond(req);
   const [text, setText] = useState("");
   const submit = (e: Event) => {
     e.preventDefault();
@@ -179,7 +186,8 @@ function ClarifyBody({ req, p }: { req: HumanRequest; p: ClarifyPrompt }) {
         <Expiry at={p.expires_at ?? req.expires_at} />
       </div>
       <div class="req-question">{p.question}</div>
-      {p.choices && p.choices.length > 0 && (
+      {!operate && <ReadOnlyNote />}
+      {operate && p.choices && p.choices.length > 0 && (
         <div class="req-buttons" role="group" aria-label="Suggested answers">
           {p.choices.map((c) => (
             <button
@@ -197,7 +205,7 @@ function ClarifyBody({ req, p }: { req: HumanRequest; p: ClarifyPrompt }) {
           ))}
         </div>
       )}
-      <form class="req-free" onSubmit={submit}>
+      {operate && <form class="req-free" onSubmit={submit}>
         <input
           type="text"
           data-testid="clarify-input"
@@ -212,7 +220,7 @@ function ClarifyBody({ req, p }: { req: HumanRequest; p: ClarifyPrompt }) {
           {sending === "\u0000free" && <span class="t-spin" aria-hidden="true" />}
           Answer
         </button>
-      </form>
+      </form>}
       {sent && !error && <div class="req-note">Answer sent, waiting for the agent…</div>}
       {error && <div class="req-error" role="alert">{error}</div>}
     </>
