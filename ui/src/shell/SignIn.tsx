@@ -15,6 +15,9 @@ export function SignIn() {
   const name = useRef<HTMLInputElement>(null);
   const password = useRef<HTMLInputElement>(null);
   const error = useSignal<string | null>(null);
+  /** The code of the last refusal, and how many there were (the page's
+   * contract for tests: each answer is told apart from the one before). */
+  const refused = useSignal({ code: "", n: 0 });
   const busy = useSignal(false);
   /** When the rate limit lets us try again (ms since epoch; 0 = now). */
   const until = useSignal(0);
@@ -41,6 +44,7 @@ export function SignIn() {
     const err = await acct.signIn(n, p);
     busy.value = false;
     if (!err) return;
+    refused.value = { code: err.code, n: refused.peek().n + 1 };
     error.value = err.code === "unauthorized" ? "Sign-in is not possible right now." : err.message;
     const wait = Number(err.details?.retry_after_seconds);
     if (err.code === "too_many_attempts" && wait > 0) until.value = Date.now() + wait * 1000;
@@ -67,7 +71,7 @@ export function SignIn() {
             aria-invalid={error.value ? true : undefined} aria-describedby={error.value ? "signin-error" : undefined} />
         </label>
         {error.value && (
-          <p id="signin-error" class="form-error" role="alert" data-testid="signin-error">
+          <p id="signin-error" class="form-error" role="alert" data-testid="signin-error" data-code={refused.value.code} data-n={refused.value.n}>
             {error.value}
             {left > 0 && <span class="signin-wait" data-testid="signin-countdown"> You can try again in {left} s.</span>}
           </p>
