@@ -83,7 +83,8 @@ function Shell() {
     return () => mq.removeEventListener("change", on);
   }, []);
 
-  const activity = view.activityOpen.value;
+  // The activity of a session has no place beside an account page.
+  const activity = view.activityOpen.value && page === "chat";
   const drawer = view.sidebarOpen.value;
 
   return (

@@ -20,7 +20,7 @@ export function PageFrame({ title, testid, children }: { title: string; testid: 
         <button type="button" class="icon-btn" data-testid="page-back" aria-label="Back to the conversation" title="Back to the conversation" onClick={() => openPage(view, "chat")}>
           <IArrowLeft />
         </button>
-        <h1 id="page-title" class="hdr-title page-title">{title}</h1>
+        <h1 id="page-title" class="page-title">{title}</h1>
         <div class="page-tools">
           <ThemeSwitch where="header" />
           <AccountMenu />

@@ -57,7 +57,7 @@ export function TokensPage() {
     <PageFrame title="API tokens" testid="tokens-page">
       <p class="page-lead">
         A personal API token lets a script or another program use this server as you, with at most your own role.
-        Send it as <code>Authorization: Bearer cad_…</code>.
+        Programs send it in the header <code>Authorization: Bearer cad_…</code>
       </p>
       {person && p ? (
         <CreateToken principal={p} onCreated={(c) => { created.value = c; void load(); }} />
