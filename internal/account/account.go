@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -49,6 +50,9 @@ type Manager struct {
 	st     Writer
 	params auth.Params
 	now    func() time.Time
+
+	dummyOnce sync.Once
+	dummy     string
 }
 
 // New returns a Manager hashing passwords with params; now is the clock
@@ -124,16 +128,36 @@ func (m *Manager) List(ctx context.Context) ([]User, error) {
 
 // update changes the named account with change, in one transaction.
 func (m *Manager) update(ctx context.Context, name string, change func(*store.User)) (User, error) {
-	var out store.User
-	err := m.st.Write(ctx, func(tx store.Tx) error {
+	return m.updateWhere(ctx, func(tx store.Tx) (store.User, error) {
 		u, err := tx.GetUserByName(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("%w: %q", ErrNoUser, name)
+			return u, fmt.Errorf("%w: %q", ErrNoUser, name)
 		}
+		return u, err
+	}, func(_ store.Tx, u *store.User) error { change(u); return nil })
+}
+
+// updateByID changes the account with id; change may refuse.
+func (m *Manager) updateByID(ctx context.Context, id string, change func(store.Tx, *store.User) error) (User, error) {
+	return m.updateWhere(ctx, func(tx store.Tx) (store.User, error) {
+		u, err := tx.GetUser(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return u, fmt.Errorf("%w: %q", ErrNoUser, id)
+		}
+		return u, err
+	}, change)
+}
+
+func (m *Manager) updateWhere(ctx context.Context, find func(store.Tx) (store.User, error), change func(store.Tx, *store.User) error) (User, error) {
+	var out store.User
+	err := m.st.Write(ctx, func(tx store.Tx) error {
+		u, err := find(tx)
 		if err != nil {
 			return err
 		}
-		change(&u)
+		if err := change(tx, &u); err != nil {
+			return err
+		}
 		u.UpdatedAt = m.now()
 		out = u
 		return tx.UpdateUser(ctx, u)
@@ -142,6 +166,15 @@ func (m *Manager) update(ctx context.Context, name string, change func(*store.Us
 		return User{}, err
 	}
 	return view(out), nil
+}
+
+// SetPasswordByID replaces the password of the account with id.
+func (m *Manager) SetPasswordByID(ctx context.Context, id, password string) (User, error) {
+	hash, err := auth.HashPassword(password, m.params)
+	if err != nil {
+		return User{}, err
+	}
+	return m.updateByID(ctx, id, func(_ store.Tx, u *store.User) error { u.PasswordHash = hash; return nil })
 }
 
 // SetPassword replaces the account's password.
@@ -165,4 +198,50 @@ func (m *Manager) SetRole(ctx context.Context, name string, role auth.Role) (Use
 		return User{}, err
 	}
 	return m.update(ctx, name, func(u *store.User) { u.Role = string(role) })
+}
+
+// ErrBadCredentials is Verify's one answer for an unknown name, a wrong
+// password and a disabled account alike, so that a caller cannot tell
+// which names exist.
+var ErrBadCredentials = errors.New("bad_credentials")
+
+// Verify checks name's password and returns the account when it matches
+// and the account is enabled. An unknown name costs a hash of a dummy
+// password, so it takes as long as a wrong password. A hash made with
+// other parameters than the manager's is replaced on success.
+func (m *Manager) Verify(ctx context.Context, name, password string) (User, error) {
+	u, err := m.st.GetUserByName(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		_, _ = auth.VerifyPassword(m.dummyHash(), password)
+		return User{}, ErrBadCredentials
+	}
+	if err != nil {
+		return User{}, fmt.Errorf("verify: %w", err)
+	}
+	ok, err := auth.VerifyPassword(u.PasswordHash, password)
+	if err != nil || !ok || u.Disabled {
+		return User{}, ErrBadCredentials
+	}
+	if auth.NeedsRehash(u.PasswordHash, m.params) {
+		if hash, herr := auth.HashPassword(password, m.params); herr == nil {
+			_ = m.st.Write(ctx, func(tx store.Tx) error {
+				cur, err := tx.GetUser(ctx, u.ID)
+				if err != nil || cur.PasswordHash != u.PasswordHash {
+					return err // changed meanwhile: keep the newer one
+				}
+				cur.PasswordHash = hash
+				return tx.UpdateUser(ctx, cur)
+			})
+		}
+	}
+	return view(u), nil
+}
+
+// dummyHash is a hash of no one's password with the manager's parameters,
+// made once.
+func (m *Manager) dummyHash() string {
+	m.dummyOnce.Do(func() {
+		m.dummy, _ = auth.HashPassword("no account has this password", m.params)
+	})
+	return m.dummy
 }

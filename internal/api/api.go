@@ -17,8 +17,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/internal/account"
+	"github.com/caduceus-dev/caduceus/internal/auth"
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
+	"github.com/caduceus-dev/caduceus/internal/identity"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
@@ -57,6 +60,18 @@ type Options struct {
 	Streams StreamObserver
 	// Tracer ties a queued run to the request's trace; nil: no tracing.
 	Tracer Tracer
+	// Identity resolves who asks; nil: a resolver over the store with no
+	// server token on loopback (open until an account exists).
+	Identity *identity.Resolver
+	// SecureCookies marks the session cookie Secure on plain-HTTP requests
+	// too, for a server behind a TLS-terminating proxy.
+	SecureCookies bool
+	// PasswordParams hashes passwords set through the API; nil means
+	// auth.DefaultParams.
+	PasswordParams *auth.Params
+	// Now is the clock of sign-in rate limiting and accounts; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -105,6 +120,10 @@ type API struct {
 	streams *netlimit.PerAddr
 	// reclaim hands memory back to the system after large replays end.
 	reclaim *reclaimer
+	// accounts adds, changes and verifies accounts.
+	accounts *account.Manager
+	// limiter slows repeated failed sign-ins.
+	limiter *loginLimiter
 }
 
 // New returns the API.
@@ -124,14 +143,31 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 	if opt.Tracer == nil {
 		opt.Tracer = untraced{}
 	}
+	if opt.Identity == nil {
+		opt.Identity = identity.New(st, identity.Config{Loopback: true, Log: log})
+	}
+	params := auth.DefaultParams()
+	if opt.PasswordParams != nil {
+		params = *opt.PasswordParams
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
 	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log, streams: netlimit.NewPerAddr(opt.MaxStreamsPerAddr),
-		reclaim: &reclaimer{free: debug.FreeOSMemory, threshold: reclaimThreshold, delay: reclaimDelay, gap: reclaimGap}}
+		reclaim:  &reclaimer{free: debug.FreeOSMemory, threshold: reclaimThreshold, delay: reclaimDelay, gap: reclaimGap},
+		accounts: account.New(st, params, opt.Now), limiter: newLoginLimiter(opt.Now)}
 }
 
-// Handler returns the routes. Wrap it with httpguard.
+// Handler returns the routes behind sign-in (Options.Identity, unless an
+// outer identity.Wrap resolved the request already). Wrap it with
+// httpguard.
 func (a *API) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/health", a.health)
+	mux.HandleFunc("GET /api/auth/me", a.me)
+	mux.HandleFunc("POST /api/auth/login", a.login)
+	mux.HandleFunc("POST /api/auth/logout", a.logout)
+	mux.HandleFunc("POST /api/auth/password", a.changePassword)
 	mux.HandleFunc("GET /api/meta", a.meta)
 	mux.HandleFunc("GET /api/models", a.listModels)
 	mux.HandleFunc("GET /api/commands", a.listCommands)
@@ -161,7 +197,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("POST /api/rules", a.createRule)
 	mux.HandleFunc("DELETE /api/rules/{id}", a.deleteRule)
 
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return a.opt.Identity.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, pattern := mux.Handler(r)
 		if pattern == "" {
 			// The mux's own 404 and 405 answers are plain text; keep their
@@ -176,7 +212,7 @@ func (a *API) Handler() http.Handler {
 			return
 		}
 		mux.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // statusOnly turns a plain-text error answer into the JSON error shape.

@@ -14,11 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/internal/account"
 	"github.com/caduceus-dev/caduceus/internal/api"
+	"github.com/caduceus-dev/caduceus/internal/auth"
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/id"
+	"github.com/caduceus-dev/caduceus/internal/identity"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/journal/journaltest"
 	"github.com/caduceus-dev/caduceus/internal/models"
@@ -44,6 +47,9 @@ type env struct {
 	svc *control.Service
 	srv *httptest.Server
 	ws  string
+	// ident resolves who asks; accounts adds people directly.
+	ident    *identity.Resolver
+	accounts *account.Manager
 }
 
 type envConfig struct {
@@ -55,6 +61,11 @@ type envConfig struct {
 	// Each write of a stream and the streams one address may hold.
 	streamWrite time.Duration
 	maxStreams  int
+	// Sign-in: the server token, and where the API logs (discarded when
+	// nil).
+	token  string
+	secure bool
+	log    *slog.Logger
 }
 
 type envOpt func(*envConfig)
@@ -80,6 +91,19 @@ func withStreamWriteTimeout(d time.Duration) envOpt { return func(c *envConfig) 
 // withMaxStreams bounds the event streams of one client address.
 func withMaxStreams(n int) envOpt { return func(c *envConfig) { c.maxStreams = n } }
 
+// withServerToken sets CADUCEUS_TOKEN.
+func withServerToken(tok string) envOpt { return func(c *envConfig) { c.token = tok } }
+
+// withSecureCookies sets --secure-cookies.
+func withSecureCookies() envOpt { return func(c *envConfig) { c.secure = true } }
+
+// withLog sends the API's log to l.
+func withLog(l *slog.Logger) envOpt { return func(c *envConfig) { c.log = l } }
+
+// testParams hash passwords cheaply; the format and checks are as with
+// the defaults.
+var testParams = auth.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}
+
 // withModels serves the demo registry on GET /api/models.
 func withModels() envOpt { return func(c *envConfig) { c.models = true } }
 
@@ -91,6 +115,9 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	}
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
+	if cfg.log != nil {
+		log = cfg.log
+	}
 	j := journaltest.Start(t, storetest.SQLite)
 	st, w, hub := j.Store, j.Writer, j.Hub
 
@@ -101,7 +128,10 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 		script = *cfg.script
 	}
 	reg := models.New(models.File{}, func(string) string { return "" }, nil, demo.New(script))
-	aopt := api.Options{Heartbeat: cfg.heartbeat, LeaseWindow: cfg.lease, StreamWriteTimeout: cfg.streamWrite, MaxStreamsPerAddr: cfg.maxStreams}
+	ident := identity.New(st, identity.Config{Token: cfg.token, Loopback: true, Log: log})
+	params := testParams
+	aopt := api.Options{Heartbeat: cfg.heartbeat, LeaseWindow: cfg.lease, StreamWriteTimeout: cfg.streamWrite, MaxStreamsPerAddr: cfg.maxStreams,
+		Identity: ident, PasswordParams: &params, SecureCookies: cfg.secure}
 	if cfg.models {
 		aopt.Models = reg
 	}
@@ -132,7 +162,8 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 		srv.CloseClientConnections()
 		srv.Close()
 	})
-	return &env{t: t, ctx: ctx, st: st, w: w, hub: hub, svc: svc, srv: srv, ws: ws}
+	return &env{t: t, ctx: ctx, st: st, w: w, hub: hub, svc: svc, srv: srv, ws: ws, ident: ident,
+		accounts: account.New(st, testParams, nil)}
 }
 
 // resp is an answer read whole.

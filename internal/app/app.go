@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,10 +18,12 @@ import (
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/api"
+	"github.com/caduceus-dev/caduceus/internal/auth"
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/id"
+	"github.com/caduceus-dev/caduceus/internal/identity"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/memory"
 	"github.com/caduceus-dev/caduceus/internal/models"
@@ -84,10 +87,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		cfg.Runner = config.RunnerInProcess
 	}
 	webTier := cfg.Runner != config.RunnerOnly
-	var guard *httpguard.Guard
 	if webTier {
-		var err error
-		if guard, err = httpguard.New(httpguard.Config{Addr: cfg.Addr, Token: cfg.Token}); err != nil {
+		// Checked before the data dir is made, so a refusal leaves nothing
+		// behind: a token that cannot travel in a header, or an open
+		// address with no token and no database that could hold accounts.
+		_, statErr := os.Stat(DatabasePath(cfg.DataDir))
+		noAccounts := !shared(cfg) && errors.Is(statErr, fs.ErrNotExist)
+		if _, err := httpguard.New(httpguard.Config{Addr: cfg.Addr, Token: cfg.Token, Accounts: !noAccounts}); err != nil {
 			return nil, err
 		}
 	}
@@ -119,6 +125,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, st: st, models: reg}
+	var guard *httpguard.Guard
+	if webTier {
+		if guard, err = newGuard(ctx, cfg.Addr, cfg.Token, st); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	ident := identity.New(st, identity.Config{Token: cfg.Token, Loopback: httpguard.IsLoopbackAddr(cfg.Addr), Log: log})
 	if a.tel, err = telemetry.New(telemetry.Config{Version: cfg.Version, Role: role(cfg), TracesEndpoint: cfg.TracesEndpoint, Log: log}); err != nil {
 		st.Close()
 		return nil, err
@@ -159,7 +173,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	if !webTier {
 		if cfg.MetricsAddr != "" {
-			if a.metrics, err = listenMetrics(cfg.MetricsAddr, cfg.Token, a.tel.Handler(), log); err != nil {
+			if a.metrics, err = listenMetrics(ctx, cfg.MetricsAddr, cfg.Token, st, a.tel.Handler(), log); err != nil {
 				a.close()
 				return nil, err
 			}
@@ -174,7 +188,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	conn := connBounds(cfg)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
-		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel}, log)
+		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel,
+		Identity: ident, SecureCookies: cfg.SecureCookies}, log)
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
 	ui, err := web.New()
@@ -184,10 +199,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", ap.Handler())
-	mux.Handle("GET /metrics", a.tel.Handler())
+	mux.Handle("GET /metrics", identity.Require(auth.ActRead, a.tel.Handler()))
 	ui.Register(mux)
 	a.srv = &http.Server{
-		Handler: a.tel.HTTP(guard.Wrap(mux)),
+		Handler: a.tel.HTTP(guard.Wrap(ident.Wrap(mux))),
 		// ReadTimeout bounds a request's headers and body only: once the
 		// body is read, net/http clears the deadline for its background
 		// read (server.go, startBackgroundRead, Go 1.26), so an event

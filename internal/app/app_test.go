@@ -203,7 +203,7 @@ func TestNewErrors(t *testing.T) {
 		change func(*config.Config)
 		want   string
 	}{
-		{"off loopback without a token", func(c *config.Config) { c.Addr = "0.0.0.0:0" }, "token"},
+		{"off loopback without a token", func(c *config.Config) { c.Addr = "0.0.0.0:0" }, "caduceus user add"},
 		{"address in use", func(c *config.Config) { c.Addr = busy.Addr().String() }, "listen"},
 		{"missing demo script", func(c *config.Config) { c.DemoScript = filepath.Join(t.TempDir(), "none.json") }, "none.json"},
 		{"invalid demo script", func(c *config.Config) { c.DemoScript = badScript }, "nope"},

@@ -9,26 +9,40 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/internal/auth"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
+	"github.com/caduceus-dev/caduceus/internal/identity"
+	"github.com/caduceus-dev/caduceus/internal/store"
 )
+
+// newGuard builds the guard of a listener on addr: off loopback it needs a
+// way to sign in, the token or an enabled account in st.
+func newGuard(ctx context.Context, addr, token string, st store.Reader) (*httpguard.Guard, error) {
+	accounts, err := identity.EnabledAccounts(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return httpguard.New(httpguard.Config{Addr: addr, Token: token, Accounts: accounts})
+}
 
 // metricsServer serves GET /metrics for a runner process, which has no
 // web tier of its own (--metrics-addr). It is guarded like the web tier:
-// loopback only unless CADUCEUS_TOKEN is set, and then the token is
-// required.
+// loopback only unless there is a way to sign in (CADUCEUS_TOKEN or an
+// account), and then a credential is required.
 type metricsServer struct {
 	srv *http.Server
 	ln  net.Listener
 	log *slog.Logger
 }
 
-func listenMetrics(addr, token string, metrics http.Handler, log *slog.Logger) (*metricsServer, error) {
-	guard, err := httpguard.New(httpguard.Config{Addr: addr, Token: token})
+func listenMetrics(ctx context.Context, addr, token string, st store.Store, metrics http.Handler, log *slog.Logger) (*metricsServer, error) {
+	guard, err := newGuard(ctx, addr, token, st)
 	if err != nil {
 		return nil, fmt.Errorf("metrics-addr: %w", err)
 	}
+	ident := identity.New(st, identity.Config{Token: token, Loopback: httpguard.IsLoopbackAddr(addr), Log: log})
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics)
+	mux.Handle("GET /metrics", ident.Wrap(identity.Require(auth.ActRead, metrics)))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)

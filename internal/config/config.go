@@ -73,6 +73,10 @@ type Config struct {
 	// file <data-dir>/caduceus.db. It may hold a password: it never
 	// appears in an error, a log line or --help.
 	Database string
+	// SecureCookies marks the sign-in cookie Secure even on plain-HTTP
+	// requests: for a server behind a proxy that terminates TLS (a request
+	// that arrives over TLS gets Secure anyway).
+	SecureCookies bool
 	// Getenv reads provider keys (OPENAI_API_KEY, ...) when they are needed,
 	// so they are never copied into the configuration.
 	Getenv func(string) string
@@ -125,6 +129,7 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 	if cmd == "serve" {
 		fs.StringVar(&c.Addr, "addr", envOr(getenv, "CADUCEUS_ADDR", DefaultAddr), "listen address (env CADUCEUS_ADDR)")
 		fs.StringVar(&c.Runner, "runner", envOr(getenv, "CADUCEUS_RUNNER", RunnerInProcess), "where runs execute: inprocess, or none for the web tier only with separate `caduceus runner` processes (env CADUCEUS_RUNNER)")
+		fs.BoolVar(&c.SecureCookies, "secure-cookies", getenv("CADUCEUS_SECURE_COOKIES") == "1", "mark the sign-in cookie Secure, for a server behind a TLS-terminating proxy (env CADUCEUS_SECURE_COOKIES=1)")
 		fs.IntVar(&c.MaxRetries, "max-retries", 2, "automatic retries of a run whose runner died or whose provider failed transiently")
 		for _, l := range []struct {
 			p         *int

@@ -4,6 +4,16 @@ import "encoding/json"
 
 // Payload shapes. Fields are additive: clients ignore what they do not know.
 
+// Actor is who made a control or sent a message ("by"): a person signed
+// in, one of their API tokens, the server token or the local user of an
+// open loopback server. It never holds a secret, hash or token prefix.
+type Actor struct {
+	Kind    string `json:"kind"` // user, token, server_token, local
+	Name    string `json:"name"`
+	UserID  string `json:"user_id,omitempty"`
+	TokenID string `json:"token_id,omitempty"`
+}
+
 // RunQueuedPayload is the payload of run.queued.
 type RunQueuedPayload struct {
 	// Kind is "" for a run answering a message, "compact" for a manual

@@ -17,8 +17,10 @@
 //     clients that are not browsers (curl, scripts) send neither and pass.
 //
 // Off loopback the network itself can reach the server, so New refuses to
-// build a Guard without a bearer token (CADUCEUS_TOKEN) and every request but
-// the liveness probe must present it. The guard also caps request bodies and
+// build a Guard with no way to sign in: neither a bearer token
+// (CADUCEUS_TOKEN) nor an enabled account. Who a request acts for, and
+// whether it may, is the identity package's (and the API's route table).
+// The guard also caps request bodies and
 // sets defensive response headers. It never emits CORS headers: the UI is
 // served from the same origin, and no other page should read the API.
 package httpguard

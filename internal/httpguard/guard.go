@@ -1,11 +1,9 @@
 package httpguard
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 )
 
 // DefaultMaxBodyBytes caps request bodies when Config.MaxBodyBytes is zero.
@@ -13,24 +11,19 @@ import (
 // while stopping a client from making the server buffer arbitrary input.
 const DefaultMaxBodyBytes int64 = 1 << 20
 
-// healthPath stays reachable without a token so that liveness probes and
-// service managers need no secret; it reveals nothing but "up".
-const healthPath = "/api/health"
-
-// metricsPath is outside /api/ (where scrapers expect it) but is no page:
-// it tells how busy the server is and what models it calls, so it needs
-// the token like the API.
-const metricsPath = "/metrics"
-
 // Config describes the server the Guard protects.
 type Config struct {
 	// Addr is the listen address as given to net.Listen. Whether it is
-	// loopback decides whether a token is mandatory and whether the Host
-	// check applies.
+	// loopback decides whether a way to sign in is mandatory and whether
+	// the Host check applies.
 	Addr string
-	// Token, when set, must accompany every request (except the health
-	// probe) as "Authorization: Bearer <token>". Mandatory off loopback.
+	// Token is CADUCEUS_TOKEN ("" when unset). The guard only checks that
+	// it can travel in a header and counts it as a way to sign in; the
+	// identity package checks requests for it.
 	Token string
+	// Accounts tells whether an enabled account exists: another way to
+	// sign in, so a non-loopback server may start without a token.
+	Accounts bool
 	// MaxBodyBytes caps request bodies; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// AllowedOrigins lists browser origins besides the server's own, such as
@@ -43,18 +36,13 @@ type Config struct {
 // number of handlers and serve concurrent requests.
 type Guard struct {
 	loopback bool
-	hasToken bool
-	// tokenSum is the SHA-256 of the token: comparing fixed-size digests
-	// keeps the comparison constant-time even in the token's length, and the
-	// Guard never holds the secret itself.
-	tokenSum [sha256.Size]byte
 	maxBody  int64
 	allowed  map[string]bool
 }
 
-// New validates cfg and builds a Guard. It refuses a non-loopback Addr without
-// a Token, because such a server would hand agent control to anyone on the
-// network.
+// New validates cfg and builds a Guard. It refuses a non-loopback Addr
+// with no way to sign in (no Token and no enabled account), because such a
+// server would hand agent control to anyone on the network.
 func New(cfg Config) (*Guard, error) {
 	g := &Guard{
 		loopback: IsLoopbackAddr(cfg.Addr),
@@ -66,12 +54,11 @@ func New(cfg Config) (*Guard, error) {
 		if err := validateToken(cfg.Token); err != nil {
 			return nil, err
 		}
-		g.hasToken = true
-		g.tokenSum = sha256.Sum256([]byte(cfg.Token))
-	case !g.loopback:
-		return nil, fmt.Errorf("httpguard: refusing to listen on %s without a token: "+
+	case !g.loopback && !cfg.Accounts:
+		return nil, fmt.Errorf("httpguard: refusing to listen on %s with no way to sign in: "+
 			"that address is reachable from other machines, and anyone who can connect "+
-			"could drive your agents; set CADUCEUS_TOKEN to a long random secret, "+
+			"could drive your agents; create an admin account with "+
+			"`caduceus user add NAME --role admin`, or set CADUCEUS_TOKEN to a long random secret, "+
 			"or listen on 127.0.0.1", describeAddr(cfg.Addr))
 	}
 	switch {
@@ -121,22 +108,16 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 		setSecurityHeaders(w.Header())
 
 		// Off loopback the Host may legitimately be any name the machine is
-		// reachable under; the token is what protects it there.
+		// reachable under; sign-in is what protects it there.
 		if g.loopback && !isLoopbackHost(r.Host) {
 			WriteError(w, http.StatusForbidden, CodeForbiddenHost,
 				"the Host header is not a loopback name; this server only answers to localhost, 127.0.0.1 or [::1] "+
-					"(to serve other names, listen on a non-loopback address with CADUCEUS_TOKEN set)", nil)
+					"(to serve other names, listen on a non-loopback address with accounts or CADUCEUS_TOKEN)", nil)
 			return
 		}
 		if isStateChanging(r.Method) && !g.originAllowed(r) {
 			WriteError(w, http.StatusForbidden, CodeForbiddenOrigin,
 				"cross-origin state-changing requests are not allowed; add the origin to the allowed origins if it is trusted", nil)
-			return
-		}
-		if g.hasToken && !isHealthCheck(r) && !isStaticPage(r) && !g.authorized(r) {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			WriteError(w, http.StatusUnauthorized, CodeUnauthorized,
-				"missing or invalid token; send \"Authorization: Bearer <CADUCEUS_TOKEN>\"", nil)
 			return
 		}
 		// Refusing before the handler runs spares it reading a body that
@@ -154,16 +135,10 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 }
 
 // forward returns the request the wrapped handler sees: a copy, so the
-// caller's request is left alone, with the body capped and, when a token is
-// configured, the credentials removed so no handler or inner logger can echo
-// or record them.
+// caller's request is left alone, with the body capped. Credentials are
+// the identity package's, which resolves and removes them.
 func (g *Guard) forward(w http.ResponseWriter, r *http.Request) *http.Request {
-	if g.hasToken && carriesCredentials(r) {
-		r = r.Clone(r.Context())
-		scrubCredentials(r)
-	} else {
-		r = r.WithContext(r.Context())
-	}
+	r = r.WithContext(r.Context())
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, g.maxBody)
 	}
@@ -187,18 +162,4 @@ func isStateChanging(method string) bool {
 		return false
 	}
 	return true
-}
-
-// isStaticPage reports a read of the browser workbench's page or bundle
-// (everything outside /api/ but the metrics). They hold no data, and a
-// browser must load them before it can ask the person for the token the
-// API then requires.
-func isStaticPage(r *http.Request) bool {
-	return (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
-		r.URL != nil && r.URL.Path != "/api" && !strings.HasPrefix(r.URL.Path, "/api/") && r.URL.Path != metricsPath
-}
-
-func isHealthCheck(r *http.Request) bool {
-	return (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
-		r.URL != nil && r.URL.Path == healthPath
 }

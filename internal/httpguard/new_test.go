@@ -11,7 +11,9 @@ func TestNew(t *testing.T) {
 		cfg     Config
 		wantErr string // substring; empty means success
 	}{
-		{"all interfaces without token", Config{Addr: "0.0.0.0:7420"}, "CADUCEUS_TOKEN"},
+		{"all interfaces without token", Config{Addr: "0.0.0.0:7420"}, "caduceus user add"},
+		{"all interfaces with an account", Config{Addr: "0.0.0.0:7420", Accounts: true}, ""},
+		{"lan address with an account", Config{Addr: "192.168.1.5:7420", Accounts: true}, ""},
 		{"port only without token", Config{Addr: ":7420"}, "CADUCEUS_TOKEN"},
 		{"empty address without token", Config{Addr: ""}, "CADUCEUS_TOKEN"},
 		{"ipv6 any without token", Config{Addr: "[::]:7420"}, "CADUCEUS_TOKEN"},

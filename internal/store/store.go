@@ -149,6 +149,18 @@ type APIToken struct {
 	RevokedAt time.Time // zero: live
 }
 
+// WebSession is a browser's sign-in session. ID is the hex SHA-256 of the
+// cookie value and CSRFHash the hex SHA-256 of the session's CSRF token:
+// neither secret is stored, so a copy of the database signs nobody in.
+type WebSession struct {
+	ID        string
+	UserID    string
+	CSRFHash  string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	LastSeen  time.Time
+}
+
 // SessionPage asks for one page of sessions, newest activity first.
 type SessionPage struct {
 	Limit  int
@@ -211,6 +223,9 @@ type Reader interface {
 	// ListTokens lists a user's tokens, revoked ones included, oldest
 	// first, then by id.
 	ListTokens(ctx context.Context, userID string) ([]APIToken, error)
+	// GetWebSession finds a sign-in session by ID (the cookie's hash),
+	// expired or not: the caller judges ExpiresAt.
+	GetWebSession(ctx context.Context, id string) (WebSession, error)
 }
 
 // Tx is one transaction's view: reads see its own writes.
@@ -280,6 +295,20 @@ type Tx interface {
 	RevokeToken(ctx context.Context, id string, at time.Time) error
 	// TouchToken records a use of the token.
 	TouchToken(ctx context.Context, id string, at time.Time) error
+
+	// InsertWebSession adds a sign-in session of an existing user.
+	InsertWebSession(ctx context.Context, s WebSession) error
+	// TouchWebSession records a use of the session and moves its expiry;
+	// an unknown id is ErrNotFound.
+	TouchWebSession(ctx context.Context, id string, lastSeen, expiresAt time.Time) error
+	// DeleteWebSession ends a session; an unknown id is ErrNotFound.
+	DeleteWebSession(ctx context.Context, id string) error
+	// DeleteUserWebSessions ends every session of the user but the one
+	// with id except ("" for none) and returns how many ended.
+	DeleteUserWebSessions(ctx context.Context, userID, except string) (int, error)
+	// DeleteExpiredWebSessions removes the sessions expired at now and
+	// returns how many.
+	DeleteExpiredWebSessions(ctx context.Context, now time.Time) (int, error)
 }
 
 // Store is a database of Caduceus state.

@@ -57,6 +57,7 @@ func Run(t *testing.T, open Open) {
 		{"UsersCRUD", testUsersCRUD},
 		{"UserNamesUnique", testUserNamesUnique},
 		{"Tokens", testTokens},
+		{"WebSessions", testWebSessions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -1,36 +1,38 @@
-package httpguard
+package identity
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
 	"net/url"
 	"strings"
 )
 
-// queryTokenParam carries the token for EventSource, which cannot set
+// CookieName is the sign-in session cookie.
+const CookieName = "caduceus_session"
+
+// CSRFHeader carries a cookie session's CSRF token on writes.
+const CSRFHeader = "X-CSRF-Token"
+
+// queryTokenParam carries a token for EventSource, which cannot set
 // request headers.
 const queryTokenParam = "access_token"
 
-// authorized accepts the bearer header, or the query parameter on a GET
-// of an event-stream route that asks for an event stream only: anywhere
-// else a token in the URL would be an avoidable leak into history, proxies
-// and logs. The route decides, not the Accept header, which any client can
-// set on a JSON route.
-func (g *Guard) authorized(r *http.Request) bool {
-	if tok, ok := bearerToken(r.Header.Get("Authorization")); ok && g.tokenMatches(tok) {
-		return true
+// presentedToken returns the bearer header's token, or the query
+// parameter's on a GET of an event-stream route that asks for an event
+// stream only: anywhere else a token in the URL would be an avoidable
+// leak into history, proxies and logs. The route decides, not the Accept
+// header, which any client can set on a JSON route. present is true when
+// an Authorization header was sent at all, so that a malformed one is a
+// wrong credential rather than none.
+func presentedToken(r *http.Request) (tok string, present bool) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		tok, _ := bearerToken(h)
+		return tok, true
 	}
 	if r.Method != http.MethodGet || r.URL == nil || !isEventStreamPath(r.URL.Path) || !acceptsEventStream(r.Header) {
-		return false
+		return "", false
 	}
-	tok := r.URL.Query().Get(queryTokenParam)
-	return tok != "" && g.tokenMatches(tok)
-}
-
-func (g *Guard) tokenMatches(tok string) bool {
-	sum := sha256.Sum256([]byte(tok))
-	return subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) == 1
+	tok = r.URL.Query().Get(queryTokenParam)
+	return tok, tok != ""
 }
 
 // bearerToken extracts the credentials of an "Authorization: Bearer x"
@@ -75,8 +77,17 @@ func acceptsEventStream(h http.Header) bool {
 	return false
 }
 
+// sessionCookie returns the sign-in cookie's value, "" when absent.
+func sessionCookie(r *http.Request) string {
+	c, err := r.Cookie(CookieName)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
 func carriesCredentials(r *http.Request) bool {
-	if r.Header.Get("Authorization") != "" {
+	if r.Header.Get("Authorization") != "" || r.Header.Get(CSRFHeader) != "" || r.Header.Get("Cookie") != "" {
 		return true
 	}
 	// Any query may spell access_token in some escaped form; checking the
@@ -84,11 +95,26 @@ func carriesCredentials(r *http.Request) bool {
 	return r.URL != nil && r.URL.RawQuery != ""
 }
 
-// scrubCredentials removes the token from a request the guard owns. The
-// query is edited pair by pair rather than re-encoded so that the handler
-// sees every other parameter exactly as sent.
-func scrubCredentials(r *http.Request) {
+// scrub removes every credential from a request Wrap owns: the
+// Authorization header, the access_token query parameter, the session
+// cookie and the CSRF header. The query is edited pair by pair rather than
+// re-encoded so that the handler sees every other parameter exactly as
+// sent; other cookies are kept.
+func scrub(r *http.Request) {
 	r.Header.Del("Authorization")
+	r.Header.Del(CSRFHeader)
+	if r.Header.Get("Cookie") != "" {
+		var kept []string
+		for _, c := range r.Cookies() {
+			if c.Name != CookieName {
+				kept = append(kept, c.Name+"="+c.Value)
+			}
+		}
+		r.Header.Del("Cookie")
+		if len(kept) > 0 {
+			r.Header.Set("Cookie", strings.Join(kept, "; "))
+		}
+	}
 	if r.URL == nil || r.URL.RawQuery == "" {
 		return
 	}
