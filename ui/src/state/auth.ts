@@ -137,6 +137,9 @@ export function createAccount(api: Api, hooks: AccountHooks): Account & AccountI
     me.value = r.value;
     csrf = r.value.csrf_token ?? "";
     gate.value = !r.value.principal && r.value.accounts && r.value.sign_in_required ? "signin" : "app";
+    // A token kept in this browser that resolves to nobody would be sent
+    // beside the new session cookie, and a wrong token wins: forget it.
+    if (gate.value === "signin") hooks.forgetToken();
     return gate.value;
   };
 
