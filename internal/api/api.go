@@ -158,44 +158,56 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 		accounts: account.New(st, params, opt.Now), limiter: newLoginLimiter(opt.Now)}
 }
 
+// route is one pattern of the mux and its handler.
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// routes lists every route of the API. Each needs an entry in
+// routePerms (TestEveryRouteHasAPermission).
+func (a *API) routes() []route {
+	return []route{
+		{"GET /api/health", a.health},
+		{"GET /api/auth/me", a.me},
+		{"POST /api/auth/login", a.login},
+		{"POST /api/auth/logout", a.logout},
+		{"POST /api/auth/password", a.changePassword},
+		{"GET /api/meta", a.meta},
+		{"GET /api/models", a.listModels},
+		{"GET /api/commands", a.listCommands},
+		{"GET /api/events", a.tabEvents},
+		{"GET /api/sessions", a.listSessions},
+		{"POST /api/sessions", a.createSession},
+		{"GET /api/sessions/{id}", a.getSession},
+		{"PATCH /api/sessions/{id}", a.patchSession},
+		{"DELETE /api/sessions/{id}", a.deleteSession},
+		{"GET /api/sessions/{id}/messages", a.listMessages},
+		{"POST /api/sessions/{id}/messages", a.sendMessage},
+		{"GET /api/sessions/{id}/runs", a.listSessionRuns},
+		{"POST /api/sessions/{id}/compact", a.compactSession},
+		{"GET /api/sessions/{id}/events", a.sessionEvents},
+		{"GET /api/runs/{id}", a.getRun},
+		{"POST /api/runs/{id}/cancel", a.cancelRun},
+		{"POST /api/runs/{id}/resume", a.resumeRun},
+		{"GET /api/runs/{id}/events", a.runEvents},
+		{"GET /api/requests", a.listRequests},
+		{"GET /api/requests/{id}", a.getRequest},
+		{"POST /api/requests/{id}/respond", a.respond},
+		{"GET /api/rules", a.listRules},
+		{"POST /api/rules", a.createRule},
+		{"DELETE /api/rules/{id}", a.deleteRule},
+	}
+}
+
 // Handler returns the routes behind sign-in (Options.Identity, unless an
 // outer identity.Wrap resolved the request already). Wrap it with
 // httpguard.
 func (a *API) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/health", a.health)
-	mux.HandleFunc("GET /api/auth/me", a.me)
-	mux.HandleFunc("POST /api/auth/login", a.login)
-	mux.HandleFunc("POST /api/auth/logout", a.logout)
-	mux.HandleFunc("POST /api/auth/password", a.changePassword)
-	mux.HandleFunc("GET /api/meta", a.meta)
-	mux.HandleFunc("GET /api/models", a.listModels)
-	mux.HandleFunc("GET /api/commands", a.listCommands)
-	mux.HandleFunc("GET /api/events", a.tabEvents)
-
-	mux.HandleFunc("GET /api/sessions", a.listSessions)
-	mux.HandleFunc("POST /api/sessions", a.createSession)
-	mux.HandleFunc("GET /api/sessions/{id}", a.getSession)
-	mux.HandleFunc("PATCH /api/sessions/{id}", a.patchSession)
-	mux.HandleFunc("DELETE /api/sessions/{id}", a.deleteSession)
-	mux.HandleFunc("GET /api/sessions/{id}/messages", a.listMessages)
-	mux.HandleFunc("POST /api/sessions/{id}/messages", a.sendMessage)
-	mux.HandleFunc("GET /api/sessions/{id}/runs", a.listSessionRuns)
-	mux.HandleFunc("POST /api/sessions/{id}/compact", a.compactSession)
-	mux.HandleFunc("GET /api/sessions/{id}/events", a.sessionEvents)
-
-	mux.HandleFunc("GET /api/runs/{id}", a.getRun)
-	mux.HandleFunc("POST /api/runs/{id}/cancel", a.cancelRun)
-	mux.HandleFunc("POST /api/runs/{id}/resume", a.resumeRun)
-	mux.HandleFunc("GET /api/runs/{id}/events", a.runEvents)
-
-	mux.HandleFunc("GET /api/requests", a.listRequests)
-	mux.HandleFunc("GET /api/requests/{id}", a.getRequest)
-	mux.HandleFunc("POST /api/requests/{id}/respond", a.respond)
-
-	mux.HandleFunc("GET /api/rules", a.listRules)
-	mux.HandleFunc("POST /api/rules", a.createRule)
-	mux.HandleFunc("DELETE /api/rules/{id}", a.deleteRule)
+	for _, rt := range a.routes() {
+		mux.HandleFunc(rt.pattern, rt.handler)
+	}
 
 	return a.opt.Identity.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, pattern := mux.Handler(r)
@@ -203,6 +215,9 @@ func (a *API) Handler() http.Handler {
 			// The mux's own 404 and 405 answers are plain text; keep their
 			// status (and Allow header) but speak the API's error shape.
 			h.ServeHTTP(&statusOnly{ResponseWriter: w}, r)
+			return
+		}
+		if !a.permitted(w, r, pattern) {
 			return
 		}
 		// Query parameters carry text too (a search, a filter): checked

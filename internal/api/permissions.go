@@ -1,6 +1,12 @@
 package api
 
-import "github.com/caduceus-dev/caduceus/internal/auth"
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/caduceus-dev/caduceus/internal/auth"
+	"github.com/caduceus-dev/caduceus/internal/identity"
+)
 
 // perm is what a route needs of the principal.
 type perm string
@@ -22,4 +28,80 @@ func permAction(p perm) auth.Action {
 		return auth.ActStart
 	}
 	return auth.ActUsers
+}
+
+// routePerms is what each route needs: the one table of who may do what.
+// A route of the mux missing here is refused to everyone (and fails
+// TestEveryRouteHasAPermission).
+var routePerms = map[string]perm{
+	"GET /api/health":         permPublic,
+	"GET /api/auth/me":        permPublic,
+	"POST /api/auth/login":    permPublic,
+	"POST /api/auth/logout":   permPublic,
+	"POST /api/auth/password": permRead, // a signed-in person, whatever the role
+
+	"GET /api/meta":     permRead,
+	"GET /api/models":   permRead,
+	"GET /api/commands": permRead,
+	"GET /api/events":   permRead,
+
+	"GET /api/sessions":                permRead,
+	"POST /api/sessions":               permOperate,
+	"GET /api/sessions/{id}":           permRead,
+	"PATCH /api/sessions/{id}":         permOperate,
+	"DELETE /api/sessions/{id}":        permOperate,
+	"GET /api/sessions/{id}/messages":  permRead,
+	"POST /api/sessions/{id}/messages": permOperate,
+	"GET /api/sessions/{id}/runs":      permRead,
+	"POST /api/sessions/{id}/compact":  permOperate,
+	"GET /api/sessions/{id}/events":    permRead,
+	"GET /api/runs/{id}":               permRead,
+	"POST /api/runs/{id}/cancel":       permOperate,
+	"POST /api/runs/{id}/resume":       permOperate,
+	"GET /api/runs/{id}/events":        permRead,
+	"GET /api/requests":                permRead,
+	"GET /api/requests/{id}":           permRead,
+	"POST /api/requests/{id}/respond":  permOperate,
+	"GET /api/rules":                   permRead,
+	"POST /api/rules":                  permOperate,
+	"DELETE /api/rules/{id}":           permOperate,
+}
+
+// permitted checks the request's principal against the route's entry and
+// answers the refusal itself: 403 forbidden with what the route needs
+// and the principal's effective role.
+func (a *API) permitted(w http.ResponseWriter, r *http.Request, pattern string) bool {
+	need, ok := routePerms[pattern]
+	if !ok {
+		a.log.Error("route without a permission entry: refused", "pattern", pattern)
+		writeError(w, http.StatusForbidden, CodeForbidden, "this route has no permission entry; nobody may use it", nil)
+		return false
+	}
+	if need == permPublic {
+		return true
+	}
+	p, ok := principal(r)
+	if !ok {
+		// identity.Wrap refuses these before; an exempt path reaching a
+		// non-public route would be a bug, so refuse rather than serve.
+		writeError(w, http.StatusUnauthorized, identity.CodeUnauthorized, "sign in first", nil)
+		return false
+	}
+	if p.May(permAction(need)) {
+		return true
+	}
+	role := p.EffectiveRole()
+	writeError(w, http.StatusForbidden, CodeForbidden, forbiddenMessage(role, need),
+		map[string]any{"need": string(need), "role": string(role)})
+	return false
+}
+
+func forbiddenMessage(role auth.Role, need perm) string {
+	switch {
+	case need == permOperate:
+		return fmt.Sprintf("your role (%s) may only read; starting, steering and approving need operator", role)
+	case need == permAdmin:
+		return fmt.Sprintf("your role (%s) may not manage accounts or other people's tokens; that needs admin", role)
+	}
+	return fmt.Sprintf("your role (%s) may not do this; it needs %s", role, need)
 }

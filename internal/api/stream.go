@@ -13,6 +13,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
+	"github.com/caduceus-dev/caduceus/internal/identity"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/store"
@@ -252,7 +253,26 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, f journal.Filter, c
 		return
 	}
 	ctx := r.Context()
+	who, signed := principal(r)
+	checked := time.Now()
 	for {
+		// Whoever opened the stream is asked again once per heartbeat,
+		// busy or idle: a disabled account, a revoked token or an ended
+		// session closes it (the client's reconnect then meets the 401).
+		if signed && time.Since(checked) >= a.opt.Heartbeat {
+			checked = time.Now()
+			_, err := a.opt.Identity.Recheck(ctx, who)
+			switch {
+			case errors.Is(err, identity.ErrEnded):
+				out.buf.WriteString(": signed out\n\n")
+				out.flush()
+				return
+			case err != nil && ctx.Err() == nil:
+				// The store is what failed, not the credential: the next
+				// heartbeat asks again.
+				a.log.Warn("stream: sign-in check failed", "err", err)
+			}
+		}
 		wait, cancel := context.WithTimeout(ctx, a.opt.Heartbeat)
 		// Next returns at most one page of the history (500 events or
 		// 64 KiB of payload), and is called again only once the page is

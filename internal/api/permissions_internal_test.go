@@ -1,0 +1,35 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestEveryRouteHasAPermission walks every route the mux registers: a
+// route added without an entry in routePerms fails here (and is refused
+// to everyone at run time); an entry without a route is stale.
+func TestEveryRouteHasAPermission(t *testing.T) {
+	a := &API{}
+	seen := map[string]bool{}
+	for _, rt := range a.routes() {
+		seen[rt.pattern] = true
+		need, ok := routePerms[rt.pattern]
+		if !ok {
+			t.Errorf("route %q has no entry in routePerms", rt.pattern)
+			continue
+		}
+		method, _, _ := strings.Cut(rt.pattern, " ")
+		if method == http.MethodGet && need != permRead && need != permPublic {
+			t.Errorf("GET route %q needs %s; reads need read", rt.pattern, need)
+		}
+		if method != http.MethodGet && need == permPublic && !strings.HasPrefix(rt.pattern, "POST /api/auth/") {
+			t.Errorf("state-changing route %q is public", rt.pattern)
+		}
+	}
+	for p := range routePerms {
+		if !seen[p] {
+			t.Errorf("routePerms has %q, which is no route", p)
+		}
+	}
+}
