@@ -245,3 +245,59 @@ func (m *Manager) dummyHash() string {
 	})
 	return m.dummy
 }
+
+// ErrLastAdmin refuses a change that would leave no enabled admin.
+var ErrLastAdmin = errors.New("last_admin")
+
+// Change is a partial update of an account; nil fields stay.
+type Change struct {
+	Role     *auth.Role
+	Disabled *bool
+	Password *string
+}
+
+// Update applies c to the account id in one transaction. It refuses to
+// disable or demote the last enabled admin (ErrLastAdmin): nobody could
+// manage accounts from the web any more.
+func (m *Manager) Update(ctx context.Context, id string, c Change) (User, error) {
+	if c.Role != nil {
+		if _, err := auth.ParseRole(string(*c.Role)); err != nil {
+			return User{}, err
+		}
+	}
+	var hash string
+	if c.Password != nil {
+		var err error
+		if hash, err = auth.HashPassword(*c.Password, m.params); err != nil {
+			return User{}, err
+		}
+	}
+	return m.updateByID(ctx, id, func(tx store.Tx, u *store.User) error {
+		wasAdmin := u.Role == string(auth.RoleAdmin) && !u.Disabled
+		if c.Role != nil {
+			u.Role = string(*c.Role)
+		}
+		if c.Disabled != nil {
+			u.Disabled = *c.Disabled
+		}
+		if hash != "" {
+			u.PasswordHash = hash
+		}
+		if wasAdmin && (u.Role != string(auth.RoleAdmin) || u.Disabled) {
+			us, err := tx.ListUsers(ctx)
+			if err != nil {
+				return err
+			}
+			admins := 0
+			for _, o := range us {
+				if o.Role == string(auth.RoleAdmin) && !o.Disabled {
+					admins++
+				}
+			}
+			if admins <= 1 {
+				return fmt.Errorf("%w: %s is the last enabled admin", ErrLastAdmin, u.Name)
+			}
+		}
+		return nil
+	})
+}

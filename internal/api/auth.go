@@ -12,6 +12,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/account"
 	"github.com/caduceus-dev/caduceus/internal/auth"
 	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/identity"
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/store"
@@ -218,4 +219,13 @@ func passwordRule(err error) string {
 		return fmt.Sprintf("a password may have at most %d characters", auth.MaxPasswordLen)
 	}
 	return "this password cannot be used"
+}
+
+// actor is who the request acts for, as events record it ("by"); nil
+// when nobody is resolved (never the case past the route table).
+func actor(r *http.Request) *event.Actor {
+	if p, ok := principal(r); ok {
+		return p.Actor()
+	}
+	return nil
 }

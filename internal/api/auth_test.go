@@ -284,3 +284,19 @@ func TestChangePassword(t *testing.T) {
 	e2 := newEnv(t)
 	e2.req("POST", "/api/auth/password", `{"current":"x","new":"brand-new-pw"}`).want(t, http.StatusBadRequest, "no_user")
 }
+
+// accountOf finds the account named name.
+func (e *env) accountOf(t *testing.T, name string) account.User {
+	t.Helper()
+	us, err := e.accounts.List(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range us {
+		if u.Name == name {
+			return u
+		}
+	}
+	t.Fatalf("no account %q", name)
+	return account.User{}
+}

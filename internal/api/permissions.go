@@ -40,6 +40,16 @@ var routePerms = map[string]perm{
 	"POST /api/auth/logout":   permPublic,
 	"POST /api/auth/password": permRead, // a signed-in person, whatever the role
 
+	// Tokens: everyone manages their own (the scope is capped by the
+	// role); listing everyone's (?all=1) and revoking another's is
+	// checked in the handlers as admin.
+	"GET /api/tokens":         permRead,
+	"POST /api/tokens":        permRead,
+	"DELETE /api/tokens/{id}": permRead,
+	"GET /api/users":          permAdmin,
+	"POST /api/users":         permAdmin,
+	"PATCH /api/users/{id}":   permAdmin,
+
 	"GET /api/meta":     permRead,
 	"GET /api/models":   permRead,
 	"GET /api/commands": permRead,

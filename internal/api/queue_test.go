@@ -165,7 +165,7 @@ func TestRunWaitingAbsent(t *testing.T) {
 	if _, ok := got["waiting"]; ok {
 		t.Fatalf("a running run has waiting: %v", got["waiting"])
 	}
-	if _, err := e.svc.Cancel(e.ctx, ru.ID); err != nil {
+	if _, err := e.svc.Cancel(e.ctx, ru.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.park(t, ru.ID, "rnr_test") // the cancel arrived first: finished

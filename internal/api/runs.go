@@ -97,7 +97,7 @@ func (a *API) cancelRun(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ru, err := a.svc.Cancel(r.Context(), rid)
+	ru, err := a.svc.Cancel(r.Context(), rid, actor(r))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -169,7 +169,7 @@ func (a *API) respond(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &in) {
 		return
 	}
-	q, err := a.svc.Respond(r.Context(), qid, control.Response{Choice: in.Choice, Answer: in.Answer})
+	q, err := a.svc.Respond(r.Context(), qid, control.Response{Choice: in.Choice, Answer: in.Answer, By: actor(r)})
 	if err != nil {
 		a.fail(w, r, err)
 		return

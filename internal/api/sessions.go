@@ -262,7 +262,7 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &in) {
 		return
 	}
-	ru, err := a.svc.Send(r.Context(), sid, control.Message{Content: in.Content, IfBusy: in.IfBusy, Model: in.Model,
+	ru, err := a.svc.Send(r.Context(), sid, control.Message{Content: in.Content, IfBusy: in.IfBusy, Model: in.Model, By: actor(r),
 		TraceParent: a.opt.Tracer.TraceParent(r.Context())})
 	if err != nil {
 		a.fail(w, r, err)

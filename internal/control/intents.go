@@ -187,6 +187,9 @@ type Message struct {
 	// TraceParent is the W3C trace context of the request that sends the
 	// message ("" when not traced); run.queued keeps it.
 	TraceParent string
+	// By is who sends it; run.queued and message.user record it, and so
+	// does the cancel of a run it interrupts. nil: nobody in particular.
+	By *event.Actor
 }
 
 // Send starts a run for a user message, obeying IfBusy when the session
@@ -228,7 +231,7 @@ func (s *Service) Send(ctx context.Context, sessionID string, m Message) (store.
 			case IfBusyInterrupt:
 				priority = 1
 				if r.Status != run.Queued {
-					if err := cancelInTx(ctx, tx, r, now, "interrupted by a new message"); err != nil {
+					if err := cancelInTx(ctx, tx, r, now, "interrupted by a new message", m.By); err != nil {
 						return err
 					}
 				}
@@ -244,8 +247,8 @@ func (s *Service) Send(ctx context.Context, sessionID string, m Message) (store.
 			return err
 		}
 		drafts := []event.Draft{
-			{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued, Payload: event.RunQueuedPayload{Input: m.Content, Model: model, IfBusy: m.IfBusy, TraceParent: m.TraceParent}},
-			{RunID: r.ID, SessionID: sessionID, Type: event.MessageUser, Payload: event.MessageUserPayload{MessageID: id.New("msg"), Content: m.Content}},
+			{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued, Payload: event.RunQueuedPayload{Input: m.Content, Model: model, IfBusy: m.IfBusy, TraceParent: m.TraceParent, By: m.By}},
+			{RunID: r.ID, SessionID: sessionID, Type: event.MessageUser, Payload: event.MessageUserPayload{MessageID: id.New("msg"), Content: m.Content, By: m.By}},
 		}
 		if sess.Title == "" {
 			sess.Title = titleFrom(m.Content)
@@ -314,16 +317,18 @@ func titleFrom(content string) string {
 	return line
 }
 
-// Cancel asks a run to stop. It is idempotent: cancelling a finished or
-// already-cancelling run changes nothing and returns its current state.
-func (s *Service) Cancel(ctx context.Context, runID string) (store.Run, error) {
+// Cancel asks a run to stop on behalf of by (nil: nobody in particular),
+// whom the cancelling status and the terminal event record. It is
+// idempotent: cancelling a finished or already-cancelling run changes
+// nothing and returns its current state.
+func (s *Service) Cancel(ctx context.Context, runID string, by *event.Actor) (store.Run, error) {
 	var out store.Run
 	err := s.w.Do(ctx, func(tx store.Tx) error {
 		r, err := tx.GetRun(ctx, runID)
 		if err != nil {
 			return err
 		}
-		if err := cancelInTx(ctx, tx, r, time.Now().UTC(), "cancelled by request"); err != nil {
+		if err := cancelInTx(ctx, tx, r, time.Now().UTC(), "cancelled by request", by); err != nil {
 			return err
 		}
 		out, err = tx.GetRun(ctx, runID)
@@ -334,7 +339,7 @@ func (s *Service) Cancel(ctx context.Context, runID string) (store.Run, error) {
 
 // cancelInTx records a cancel intent. A run no live runner holds is finished
 // here and now; a held run moves to cancelling and its runner stops it.
-func cancelInTx(ctx context.Context, tx store.Tx, r store.Run, now time.Time, reason string) error {
+func cancelInTx(ctx context.Context, tx store.Tx, r store.Run, now time.Time, reason string, by *event.Actor) error {
 	if r.Status.Terminal() || r.Status == run.Cancelling {
 		return nil
 	}
@@ -347,16 +352,19 @@ func cancelInTx(ctx context.Context, tx store.Tx, r store.Run, now time.Time, re
 			return err
 		}
 		_, err := tx.AppendEvents(ctx, "", event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunStatus,
-			Payload: event.RunStatusPayload{Status: string(run.Cancelling), Reason: reason}})
+			Payload: event.RunStatusPayload{Status: string(run.Cancelling), Reason: reason, By: by}})
 		return err
 	}
-	return finishInTx(ctx, tx, r.ID, "", Outcome{Status: run.Cancelled}, now)
+	return finishInTx(ctx, tx, r.ID, "", Outcome{Status: run.Cancelled, By: by}, now)
 }
 
 // Response is the input of Respond.
 type Response struct {
 	Choice string
 	Answer string
+	// By is who answers; approval.resolved or clarify.resolved records
+	// it. nil: nobody in particular.
+	By *event.Actor
 }
 
 // Approval choices (seed 001).
@@ -394,7 +402,7 @@ func (s *Service) Respond(ctx context.Context, requestID string, resp Response) 
 			return err
 		}
 		now := time.Now().UTC()
-		if err := resolveInTx(ctx, tx, q, store.RequestResolved, value, now); err != nil {
+		if err := resolveInTx(ctx, tx, q, store.RequestResolved, value, now, resp.By); err != nil {
 			return err
 		}
 		if q.Kind == store.KindApproval && (value == ChoiceSession || value == ChoiceAlways) {
@@ -442,11 +450,11 @@ func validateResponse(q store.Request, resp Response) (string, error) {
 }
 
 // resolveInTx closes a pending request and journals its resolution.
-func resolveInTx(ctx context.Context, tx store.Tx, q store.Request, status, value string, now time.Time) error {
+func resolveInTx(ctx context.Context, tx store.Tx, q store.Request, status, value string, now time.Time, by *event.Actor) error {
 	if err := tx.ResolveRequest(ctx, q.ID, status, value, now); err != nil {
 		return err
 	}
-	typ, p := event.ClarifyResolved, event.ResolvedPayload{RequestID: q.ID, Status: status}
+	typ, p := event.ClarifyResolved, event.ResolvedPayload{RequestID: q.ID, Status: status, By: by}
 	if q.Kind == store.KindApproval {
 		typ, p.Choice = event.ApprovalResolved, value
 	} else {

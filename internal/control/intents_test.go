@@ -310,7 +310,7 @@ func TestCancel(t *testing.T) {
 				e.hold(r.ID, "rn_1", tt.status, tt.lease)
 			}
 			n := len(e.runEvents(r.ID))
-			got, err := e.svc.Cancel(e.ctx, r.ID)
+			got, err := e.svc.Cancel(e.ctx, r.ID, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -341,7 +341,7 @@ func TestCancel(t *testing.T) {
 			}
 			// Cancel is idempotent: no new events, same state.
 			n = len(evs)
-			again, err := e.svc.Cancel(e.ctx, r.ID)
+			again, err := e.svc.Cancel(e.ctx, r.ID, nil)
 			if err != nil || again.Status != tt.wantStatus {
 				t.Fatalf("second cancel = %+v, %v", again, err)
 			}
@@ -360,7 +360,7 @@ func TestCancel(t *testing.T) {
 	}
 	t.Run("unknown run", func(t *testing.T) {
 		e := newEnv(t)
-		_, err := e.svc.Cancel(e.ctx, "run_missing")
+		_, err := e.svc.Cancel(e.ctx, "run_missing", nil)
 		wantCode(t, err, control.CodeNotFound)
 	})
 }
@@ -373,7 +373,7 @@ func TestConcurrentCancel(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if got, err := e.svc.Cancel(e.ctx, r.ID); err != nil || got.Status != run.Cancelled {
+			if got, err := e.svc.Cancel(e.ctx, r.ID, nil); err != nil || got.Status != run.Cancelled {
 				t.Errorf("Cancel = %+v, %v", got, err)
 			}
 		})
@@ -694,7 +694,7 @@ func TestDeleteSession(t *testing.T) {
 		t.Fatal("busy session lost its events")
 	}
 
-	if _, err := e.svc.Cancel(e.ctx, r.ID); err != nil {
+	if _, err := e.svc.Cancel(e.ctx, r.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.svc.DeleteSession(e.ctx, s.ID); err != nil {

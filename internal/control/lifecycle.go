@@ -16,6 +16,9 @@ import (
 type Outcome struct {
 	Status run.Status // Completed, Failed, Cancelled or Expired
 	Error  *event.ErrorInfo
+	// By is who cancelled (Cancelled only). When nil, the cancelling
+	// status in the journal names them, if a person asked.
+	By *event.Actor
 }
 
 // Finish ends a run: it closes whatever the journal shows still open (text
@@ -51,7 +54,7 @@ func finishInTx(ctx context.Context, tx store.Tx, runID, fence string, o Outcome
 		return err
 	}
 	for _, q := range reqs {
-		if err := resolveInTx(ctx, tx, q, store.RequestCancelled, "", now); err != nil {
+		if err := resolveInTx(ctx, tx, q, store.RequestCancelled, "", now, nil); err != nil {
 			return err
 		}
 	}
@@ -59,7 +62,7 @@ func finishInTx(ctx context.Context, tx store.Tx, runID, fence string, o Outcome
 	// those of a runner that died.
 	r.Usage = usage
 	drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunDone,
-		Payload: event.RunDonePayload{Status: string(o.Status), Error: o.Error, Usage: r.Usage}})
+		Payload: event.RunDonePayload{Status: string(o.Status), Error: o.Error, Usage: r.Usage, By: cancelledBy(o, evs)}})
 	// Append while the fence still holds, then release the run.
 	if _, err := tx.AppendEvents(ctx, fence, drafts...); err != nil {
 		return err
@@ -196,4 +199,23 @@ func Release(ctx context.Context, tx store.Tx, runID, runnerID string) error {
 	}
 	r.RunnerID, r.LeaseExpiresAt = "", time.Time{}
 	return tx.UpdateRun(ctx, r, r.Status)
+}
+
+// cancelledBy is who cancelled a run ending cancelled: o.By, or else the
+// person the run's latest cancelling status names (a runner finishes a
+// cancel asked for on the web tier).
+func cancelledBy(o Outcome, evs []event.Event) *event.Actor {
+	if o.Status != run.Cancelled || o.By != nil {
+		return o.By
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Type != event.RunStatus {
+			continue
+		}
+		var p event.RunStatusPayload
+		if json.Unmarshal(evs[i].Payload, &p) == nil && p.Status == string(run.Cancelling) {
+			return p.By
+		}
+	}
+	return nil
 }

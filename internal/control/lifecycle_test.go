@@ -226,7 +226,7 @@ func TestInterrupt(t *testing.T) {
 		}, run.AwaitingClarify, "", nil},
 		{"cancelling is finished as cancelled", func(e *env) store.Run {
 			r, _ := midTurn(e)
-			if _, err := e.svc.Cancel(e.ctx, r.ID); err != nil {
+			if _, err := e.svc.Cancel(e.ctx, r.ID, nil); err != nil {
 				e.t.Fatal(err)
 			}
 			return e.run(r.ID)
@@ -236,7 +236,7 @@ func TestInterrupt(t *testing.T) {
 		}, run.Queued, "", nil},
 		{"finished is left alone", func(e *env) store.Run {
 			r := e.send(e.session().ID, "work", "")
-			r, _ = e.svc.Cancel(e.ctx, r.ID)
+			r, _ = e.svc.Cancel(e.ctx, r.ID, nil)
 			return r
 		}, run.Cancelled, "", nil},
 	}
@@ -355,7 +355,7 @@ func TestPark(t *testing.T) {
 			e := newEnv(t)
 			r, _ := pendingApproval(e, store.KindApproval)
 			if tc.cancel {
-				if _, err := e.svc.Cancel(e.ctx, r.ID); err != nil {
+				if _, err := e.svc.Cancel(e.ctx, r.ID, nil); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -43,5 +43,5 @@ func Expire(ctx context.Context, tx store.Tx, requestID string) error {
 	if q.Status != store.RequestPending {
 		return fmt.Errorf("expire %s: %w", requestID, store.ErrConflict)
 	}
-	return resolveInTx(ctx, tx, q, store.RequestExpired, "", time.Now().UTC())
+	return resolveInTx(ctx, tx, q, store.RequestExpired, "", time.Now().UTC(), nil)
 }

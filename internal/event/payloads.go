@@ -25,6 +25,9 @@ type RunQueuedPayload struct {
 	// TraceParent is the W3C trace context of the request that queued the
 	// run, when tracing is on: the run's execution links to it.
 	TraceParent string `json:"traceparent,omitempty"`
+	// By is who sent the message or made the control (absent in events
+	// journaled before sign-in existed, and for the system's own).
+	By *Actor `json:"by,omitempty"`
 }
 
 // RunStartedPayload is the payload of run.started.
@@ -48,6 +51,8 @@ type RunStatusPayload struct {
 	Retry      int   `json:"retry,omitempty"`
 	MaxRetries int   `json:"max_retries,omitempty"`
 	RetryAt    *Time `json:"retry_at,omitempty"`
+	// By is who cancelled, on a cancelling status a person asked for.
+	By *Actor `json:"by,omitempty"`
 }
 
 // RunDonePayload is the payload of run.done, the terminal event.
@@ -55,6 +60,8 @@ type RunDonePayload struct {
 	Status string      `json:"status"` // completed | failed | cancelled | expired
 	Error  *ErrorInfo  `json:"error,omitempty"`
 	Usage  UsageTotals `json:"usage"`
+	// By is who cancelled, on the run.done of a cancel a person asked for.
+	By *Actor `json:"by,omitempty"`
 }
 
 // ErrorInfo is a safe, stable description of a failure.
@@ -70,6 +77,8 @@ type ErrorInfo struct {
 type MessageUserPayload struct {
 	MessageID string `json:"message_id"`
 	Content   string `json:"content"`
+	// By is who sent the message.
+	By *Actor `json:"by,omitempty"`
 }
 
 // DeltaPayload is the payload of message.delta and reasoning.delta.
@@ -205,6 +214,9 @@ type ResolvedPayload struct {
 	Status    string `json:"status"` // resolved | expired | cancelled
 	Choice    string `json:"choice,omitempty"`
 	Answer    string `json:"answer,omitempty"`
+	// By is who answered (status resolved); absent when the request
+	// expired or was cancelled with its run.
+	By *Actor `json:"by,omitempty"`
 }
 
 // ClarifyRequestedPayload is the payload of clarify.requested.

@@ -31,7 +31,7 @@ func TestRunScenarios(t *testing.T) {
 		}
 	}
 	cancel := func(e *env, r store.Run) {
-		if _, err := e.svc.Cancel(e.ctx, r.ID); err != nil {
+		if _, err := e.svc.Cancel(e.ctx, r.ID, nil); err != nil {
 			e.t.Fatal(err)
 		}
 	}
