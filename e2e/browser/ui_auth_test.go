@@ -146,10 +146,15 @@ func TestUIAuthRoles(t *testing.T) {
 	vw.waitIdle()
 	op.waitIdle()
 	vw.waitJS("the whole answer", qa(itemSel("assistant"))+".some(e => e.textContent.includes('watches this stream live'))")
+	// Who answered: the viewer is told it was otto, otto that it was him.
+	approvalLine := "[data-testid=tool-card][data-tool=run_command] [data-testid=tool-approval]"
+	vw.waitJS("the approval named otto's", q(approvalLine)+"?.textContent.startsWith('Allowed once by otto')")
+	op.waitJS("the approval named his own", q(approvalLine)+"?.textContent.startsWith('Allowed once by you')")
 
 	// A reload asks /me again and shows the same.
 	vw.openSessionReadOnly(sid)
 	vw.waitJS("the answer after reload", qa(itemSel("assistant"))+".some(e => e.textContent.includes('The check passed'))")
+	vw.waitJS("the approval still named otto's", q(approvalLine)+"?.textContent.startsWith('Allowed once by otto')")
 	checkReadOnly()
 }
 

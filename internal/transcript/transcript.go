@@ -106,6 +106,10 @@ type Approval struct {
 	Outcome string `json:"outcome"`
 	// Pattern is the remembered rule's pattern (outcome "rule").
 	Pattern string `json:"pattern,omitempty"`
+	// By names who answered (approval.resolved's by): a person, or "server
+	// token". Absent for the local user of an open loopback server, where
+	// there is nobody else to tell apart, and for expiry and cancellation.
+	By string `json:"by,omitempty"`
 }
 
 // Tool call states before a result; after it, Status is the result status.
@@ -234,7 +238,7 @@ func (b *Builder) Add(e event.Event) {
 		if json.Unmarshal(e.Payload, &p) == nil {
 			if it := b.byID[p.RequestID]; it != nil && it.Tool != nil && !it.Tool.Done() {
 				if e.Type == event.ApprovalResolved {
-					it.Tool.Approval = &Approval{Outcome: approvalOutcome(p)}
+					it.Tool.Approval = &Approval{Outcome: approvalOutcome(p), By: answeredBy(p.By)}
 				}
 				it.Tool.Status = ToolPending
 				it.LastEventID = e.ID
@@ -286,6 +290,15 @@ func reasoningMS(p event.DonePayload, it *Item, e event.Event, streamed bool) in
 		return max(0, e.TS.Sub(it.CreatedAt.Time).Milliseconds())
 	}
 	return 0
+}
+
+// answeredBy is the name an approval shows for who answered it ("" for
+// the local user and for nobody).
+func answeredBy(a *event.Actor) string {
+	if a == nil || a.Kind == "local" {
+		return ""
+	}
+	return a.Name
 }
 
 // approvalOutcome is the outcome of a resolved approval request.

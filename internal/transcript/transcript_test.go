@@ -544,3 +544,34 @@ func TestSupersededCutText(t *testing.T) {
 		t.Fatalf("superseded = %v, want %v", got, want)
 	}
 }
+
+// TestFoldApprovalBy: a settled approval names who answered it, except the
+// local user of an open server (nobody else to tell apart) and nobody.
+func TestFoldApprovalBy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		by   *event.Actor
+		want string
+	}{
+		{"a person", &event.Actor{Kind: "user", Name: "ann", UserID: "usr_1"}, "ann"},
+		{"a person's token", &event.Actor{Kind: "token", Name: "ann", UserID: "usr_1", TokenID: "tok_1"}, "ann"},
+		{"the server token", &event.Actor{Kind: "server_token", Name: "server token"}, "server token"},
+		{"the local user", &event.Actor{Kind: "local", Name: "local"}, ""},
+		{"nobody (an older journal)", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newJournal()
+			j.toolStarted("run_1", "trn_1", "call_1", "run_command", `{"command":"ls"}`)
+			j.add("run_1", event.ApprovalRequested, event.ApprovalRequestedPayload{RequestID: "req_1", ToolCallID: "call_1",
+				Tool: "run_command", Action: "$ ls", Choices: []string{"once", "deny"}})
+			j.add("run_1", event.ApprovalResolved, event.ResolvedPayload{RequestID: "req_1", Status: "resolved", Choice: "once", By: tc.by})
+			tl := find(transcript.Fold(j.evs), "call_1")
+			if tl == nil || tl.Tool == nil || tl.Tool.Approval == nil {
+				t.Fatalf("no settled approval: %+v", tl)
+			}
+			if a := tl.Tool.Approval; a.Outcome != "once" || a.By != tc.want {
+				t.Errorf("approval = %+v, want once by %q", *a, tc.want)
+			}
+		})
+	}
+}

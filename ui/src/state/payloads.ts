@@ -25,7 +25,9 @@ export interface ToolDoneP { tool_call_id: string; name: string; status: string;
 export interface RequestedP { request_id: string; tool_call_id: string; [k: string]: unknown }
 export interface ApprovalRequestedP extends RequestedP { tool: string; action: string; reason: string; choices: string[]; expires_at: string | null }
 export interface ClarifyRequestedP extends RequestedP { question: string; choices?: string[]; expires_at: string | null }
-export interface ResolvedP { request_id: string; status: string; choice?: string; answer?: string }
+/** Who made a control (docs/EVENTS.md "by"). */
+export interface ActorP { kind: "user" | "token" | "server_token" | "local"; name: string; user_id?: string; token_id?: string }
+export interface ResolvedP { request_id: string; status: string; choice?: string; answer?: string; by?: ActorP }
 export interface TodoP { tool_call_id: string; items: TodoItem[] }
 export interface ContextWarningP { estimated_tokens: number; context_window: number; ratio: number; threshold: number }
 export interface CompactedP {

@@ -375,7 +375,10 @@ const resolved: Handler = (m, ev) => {
   if (!tool || !TOOL_OPEN.has(tool.status)) return;
   // The server's rule (internal/transcript approvalOutcome).
   const approval = ev.type === "approval.resolved"
-    ? { outcome: p.status === "resolved" ? p.choice || "deny" : p.status === "expired" ? "expired" : "cancelled" }
+    ? {
+      outcome: p.status === "resolved" ? p.choice || "deny" : p.status === "expired" ? "expired" : "cancelled",
+      ...(p.by && p.by.kind !== "local" ? { by: p.by.name } : {}),
+    }
     : tool.approval;
   setTool(im, ev, { status: "pending", approval });
   act(m, (r) => A.updateStep(r, ev.run_id, tool.tool_call_id, (n) => ({ ...live(n), state: "running", approval })));

@@ -140,7 +140,9 @@ export type ToolStatus =
 /** How a call's approval was settled: a person's choice (once, session,
  * always, deny), expired, cancelled, or "rule" (a remembered rule matched;
  * pattern is the rule's). */
-export interface ApprovalInfo { outcome: string; pattern?: string }
+/** How an approval was settled; `by` names who answered (absent: the
+ * local user, or nobody). */
+export interface ApprovalInfo { outcome: string; pattern?: string; by?: string }
 
 export interface ToolInfo {
   tool_call_id: string; name: string; label: string; args: unknown;

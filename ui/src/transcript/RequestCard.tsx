@@ -19,13 +19,15 @@ export const CHOICE_LABELS: Record<string, string> = {
 
 /** How an approval was settled, in words: the same on the request card,
  * the tool card and the activity tree, live and after a reload (all read
- * the folded outcome, ApprovalInfo). */
-export function approvalText(a: ApprovalInfo): string {
+ * the folded outcome, ApprovalInfo). `me` is the name of whoever looks:
+ * their own answer, or one nobody is named for, reads "by you". */
+export function approvalText(a: ApprovalInfo, me?: string): string {
+  const who = !a.by || a.by === me ? "you" : a.by;
   switch (a.outcome) {
-    case "once": return "allowed once by you";
-    case "session": return "allowed for this session by you";
-    case "always": return "always allowed by you";
-    case "deny": return "denied by you";
+    case "once": return `allowed once by ${who}`;
+    case "session": return `allowed for this session by ${who}`;
+    case "always": return `always allowed by ${who}`;
+    case "deny": return `denied by ${who}`;
     case "expired": return "expired";
     case "cancelled": return "cancelled";
     case "rule": return a.pattern ? `allowed by rule ${a.pattern}` : "allowed by a remembered rule";
@@ -264,9 +266,10 @@ export function RequestCard({ req }: { req: HumanRequest }) {
 /** The approval line of a tool card: how its approval was settled and how
  * long the call waited for it. */
 export function ApprovalLine({ approval, waitMs, tool }: { approval?: ApprovalInfo; waitMs?: number; tool: string }) {
+  const me = useStore().account.me.value?.principal?.name;
   const wait = waitText(waitMs, tool);
   if (!approval && !wait) return null;
-  const text = [approval ? approvalText(approval) : "", wait].filter(Boolean).join(" · ");
+  const text = [approval ? approvalText(approval, me) : "", wait].filter(Boolean).join(" · ");
   const deny = approval && approval.outcome !== "once" && approval.outcome !== "session" && approval.outcome !== "always" && approval.outcome !== "rule";
   return (
     <div class={"tool-approval" + (deny ? " outcome-deny" : "")} data-testid="tool-approval" data-outcome={approval?.outcome}>
