@@ -417,3 +417,69 @@ func TestUIAuthScreens(t *testing.T) {
 		}
 	}
 }
+
+// TestUIAuthPasswords: an admin resets a password from the users page (a
+// too-short one is refused in the dialog); the person signs in with it,
+// changes it from the account menu (a wrong current password and a
+// mistyped repetition are refused), signs out and in with the new one.
+func TestUIAuthPasswords(t *testing.T) {
+	t.Parallel()
+	s := authServer(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Text("ok")))))
+	ad := openBrowser(t, s)
+	ad.signIn("ada", adminPW)
+	ad.openAccountPage("menu-users", "users-page")
+	vera := "[data-testid=user-row][data-name=vera]"
+	ad.click(vera + " [data-testid=user-reset]")
+	ad.typeInto("[data-testid=reset-password]", "short")
+	ad.click("[data-testid=reset-submit]")
+	ad.waitVisible("[data-testid=reset-error]")
+	if e := ad.text("[data-testid=reset-error]"); !strings.Contains(e, "at least") {
+		t.Errorf("too-short password error = %q", e)
+	}
+	ad.clearInput("[data-testid=reset-password]")
+	ad.typeInto("[data-testid=reset-password]", "vera-reset-password-5")
+	ad.click("[data-testid=reset-submit]")
+	ad.waitGone("[data-testid=reset-dialog]")
+
+	vw := openBrowser(t, s)
+	vw.signIn("vera", "vera-reset-password-5")
+	vw.click("[data-testid=account-menu]")
+	vw.click("[data-testid=menu-password]")
+	vw.waitVisible("[data-testid=password-dialog]")
+	vw.typeInto("[data-testid=pw-current]", "not-the-password")
+	vw.typeInto("[data-testid=pw-new]", "vera-own-password-6")
+	vw.typeInto("[data-testid=pw-again]", "vera-own-password-6")
+	vw.click("[data-testid=pw-submit]")
+	vw.waitJS("the wrong current password refused", q("[data-testid=pw-error]")+"?.textContent.includes('current password')")
+	vw.clearInput("[data-testid=pw-current]")
+	vw.typeInto("[data-testid=pw-current]", "vera-reset-password-5")
+	vw.clearInput("[data-testid=pw-again]")
+	vw.typeInto("[data-testid=pw-again]", "vera-own-password-7")
+	vw.click("[data-testid=pw-submit]")
+	vw.waitJS("the mistyped repetition refused", q("[data-testid=pw-error]")+"?.textContent.includes('differ')")
+	vw.clearInput("[data-testid=pw-again]")
+	vw.typeInto("[data-testid=pw-again]", "vera-own-password-6")
+	vw.click("[data-testid=pw-submit]")
+	vw.waitGone("[data-testid=password-dialog]")
+	vw.waitJS("the confirmation", q("[data-testid=toast][data-code=password_changed]"))
+	// Still signed in: the session that changed it stays.
+	vw.waitJS("connection live", q("[data-testid=connection][data-state=live]"))
+
+	vw.click("[data-testid=account-menu]")
+	vw.click("[data-testid=menu-signout]")
+	vw.waitVisible("[data-testid=signin-page]")
+	if n := vw.count("[data-testid=signin-notice]"); n != 0 {
+		t.Errorf("signing out shows %q", vw.text("[data-testid=signin-notice]"))
+	}
+	vw.typeInto("[data-testid=signin-name]", "vera")
+	vw.typeInto("[data-testid=signin-password]", "vera-reset-password-5")
+	vw.click("[data-testid=signin-submit]")
+	vw.waitJS("the old password refused", q("[data-testid=signin-error][data-code=bad_credentials]"))
+	vw.clearInput("[data-testid=signin-password]")
+	vw.typeInto("[data-testid=signin-password]", "vera-own-password-6")
+	vw.click("[data-testid=signin-submit]")
+	vw.waitMounted()
+	if r := eval[string](vw, "fetch('/api/auth/me').then(r => r.json()).then(m => m.principal.name + ':' + m.principal.role)"); r != "vera:viewer" {
+		t.Errorf("signed in as %s, want vera:viewer", r)
+	}
+}
