@@ -96,6 +96,17 @@ type loginRequest struct {
 	Password *string `json:"password"`
 }
 
+// limitName is the limiter's key for a name: folded as accounts are, and
+// cut to a bound so that megabyte-long names cannot fill its memory (no
+// account has a name that long).
+func limitName(name string) string {
+	k := store.NameKey(name)
+	if len(k) > 4*account.MaxNameLen {
+		k = k[:4*account.MaxNameLen]
+	}
+	return k
+}
+
 // tooMany answers 429 too_many_attempts.
 func tooMany(w http.ResponseWriter, wait time.Duration) {
 	secs := int((wait + time.Second - 1) / time.Second)
@@ -115,7 +126,7 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, control.CodeInvalidInput, "send {\"name\": ..., \"password\": ...}", nil)
 		return
 	}
-	keys := []string{nameKey(store.NameKey(*in.Name)), addrKey(netlimit.Key(r.RemoteAddr))}
+	keys := []string{nameKey(limitName(*in.Name)), addrKey(netlimit.Key(r.RemoteAddr))}
 	if wait := a.limiter.wait(keys...); wait > 0 {
 		tooMany(w, wait)
 		return
@@ -180,7 +191,7 @@ func (a *API) changePassword(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, control.CodeInvalidInput, "send {\"current\": ..., \"new\": ...}", nil)
 		return
 	}
-	keys := []string{nameKey(store.NameKey(p.Name)), addrKey(netlimit.Key(r.RemoteAddr))}
+	keys := []string{nameKey(limitName(p.Name)), addrKey(netlimit.Key(r.RemoteAddr))}
 	if wait := a.limiter.wait(keys...); wait > 0 {
 		tooMany(w, wait)
 		return

@@ -18,7 +18,7 @@ import (
 const testToken = "s3cret-Token_value"
 
 // testStore is a fresh SQLite store.
-func testStore(t *testing.T) store.Store {
+func testStore(t testing.TB) store.Store {
 	t.Helper()
 	st, _ := storetest.SQLite(t)
 	return st
@@ -33,7 +33,7 @@ func newClock() *clock                        { return &clock{t: time.Date(2026,
 func resolver(st Store, cfg Config) *Resolver { return New(st, cfg) }
 
 // addUser stores an account (the hash is never checked here).
-func addUser(t *testing.T, st store.Store, id, name string, role auth.Role, disabled bool) store.User {
+func addUser(t testing.TB, st store.Store, id, name string, role auth.Role, disabled bool) store.User {
 	t.Helper()
 	now := time.Now()
 	u := store.User{ID: id, Name: name, Role: string(role), PasswordHash: "$argon2id$unused", Disabled: disabled, CreatedAt: now, UpdatedAt: now}
@@ -44,7 +44,7 @@ func addUser(t *testing.T, st store.Store, id, name string, role auth.Role, disa
 }
 
 // addToken stores a token of userID and returns its secret.
-func addToken(t *testing.T, st store.Store, id, userID string, scope auth.Scope) string {
+func addToken(t testing.TB, st store.Store, id, userID string, scope auth.Scope) string {
 	t.Helper()
 	k, err := auth.NewToken()
 	if err != nil {
