@@ -6,8 +6,11 @@ package browser
 // (e2etest.AddUsers), as `caduceus user add` would.
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/cookiejar"
 	"strings"
 	"testing"
 	"time"
@@ -481,5 +484,73 @@ func TestUIAuthPasswords(t *testing.T) {
 	vw.waitMounted()
 	if r := eval[string](vw, "fetch('/api/auth/me').then(r => r.json()).then(m => m.principal.name + ':' + m.principal.role)"); r != "vera:viewer" {
 		t.Errorf("signed in as %s, want vera:viewer", r)
+	}
+}
+
+// signedInClient signs name in over HTTP, as a script with a cookie jar
+// would, and returns a request function that sends the CSRF header.
+func signedInClient(t *testing.T, base, name, password string) func(method, path string, body any) int {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Jar: jar}
+	send := func(method, path, csrf string, body any, out any) int {
+		b, _ := json.Marshal(body)
+		req, err := http.NewRequest(method, base+path, bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if csrf != "" {
+			req.Header.Set("X-CSRF-Token", csrf)
+		}
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if out != nil {
+			_ = json.NewDecoder(res.Body).Decode(out)
+		}
+		return res.StatusCode
+	}
+	var login struct {
+		CSRF string `json:"csrf_token"`
+	}
+	if code := send("POST", "/api/auth/login", "", map[string]string{"name": name, "password": password}, &login); code != 200 {
+		t.Fatalf("sign %s in: %d", name, code)
+	}
+	return func(method, path string, body any) int { return send(method, path, login.CSRF, body, nil) }
+}
+
+// TestUIAuthDemoted: an operator whom an admin demotes meanwhile is refused
+// at the next action, with the server's words, and the page follows the
+// new role at once (no reload).
+func TestUIAuthDemoted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ids := e2etest.AddUsers(t, dir,
+		e2etest.User{Name: "ada", Role: "admin", Password: adminPW},
+		e2etest.User{Name: "otto", Role: "operator", Password: operatorPW})
+	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Text("ok")))), e2etest.WithDataDir(dir))
+	b := openBrowser(t, s)
+	b.signIn("otto", operatorPW)
+	b.newSessionUI()
+
+	admin := signedInClient(t, s.URL, "ada", adminPW)
+	if c := admin("PATCH", "/api/users/"+ids["otto"], map[string]string{"role": "viewer"}); c != 200 {
+		t.Fatalf("demote otto: %d", c)
+	}
+	b.typeInto(composerSel, "still allowed?")
+	b.press("Enter")
+	b.waitVisible("[data-testid=read-only-hint]")
+	if n := b.count(composerSel); n != 0 {
+		t.Error("the composer stayed after the demotion")
+	}
+	b.click("[data-testid=account-menu]")
+	if r := b.attr("[data-testid=account-role]", "data-role"); r != "viewer" {
+		t.Errorf("the account menu says %q, want viewer", r)
 	}
 }

@@ -23,6 +23,9 @@ export interface ApiAuth {
   csrf(): string;
   /** The server answered 401; `sent` is the token the request carried. */
   onUnauthorized(sent: string): void;
+  /** The server refused an action for the caller's role (403 forbidden):
+   * the role may have changed since the page asked. */
+  onForbidden(): void;
 }
 
 export interface Api {
@@ -97,7 +100,11 @@ export function createApi(auth: ApiAuth): Api {
       auth.onUnauthorized(sent);
       return { ok: false, error: UNAUTHORIZED, status: 401 };
     }
-    if (!res.ok) return { ok: false, error: await errorOf(res), status: res.status };
+    if (!res.ok) {
+      const e = await errorOf(res);
+      if (res.status === 403 && e.code === "forbidden") auth.onForbidden();
+      return { ok: false, error: e, status: res.status };
+    }
     if (res.status === 204) return { ok: true, value: undefined as T };
     try {
       return { ok: true, value: (await res.json()) as T };

@@ -141,6 +141,9 @@ export function createStore(): Store & StoreInternals {
       if (account.ended()) return; // people sign in here: the sign-in page
       if (!auth.peek() || sent) auth.value = { error: sent ? "That token was not accepted. Check it and try again." : null };
     },
+    // An admin changed our role meanwhile: ask again, so the controls
+    // follow (the refusal itself is the action's toast).
+    onForbidden: () => void account.check(),
   });
 
   const account = createAccount(api, {
@@ -241,7 +244,8 @@ export function createStore(): Store & StoreInternals {
             prompt: ev.payload as HumanRequest["prompt"], created_at: ev.ts, expires_at: p.expires_at ?? null, resolved_at: null,
           };
           pending.value = [...pending.peek(), req];
-          if (fresh && (document.hidden || ev.session_id !== activeId.peek())) {
+          // Only someone who may answer is called for.
+          if (fresh && account.permissions.peek().operate && (document.hidden || ev.session_id !== activeId.peek())) {
             showRequest(ev, titleOf(ev.session_id), () => selectSession(ev.session_id));
           }
         }
