@@ -318,9 +318,10 @@ func TestUIAuthWrongPassword(t *testing.T) {
 		b.clearInput("[data-testid=signin-password]")
 		b.typeInto("[data-testid=signin-password]", fmt.Sprintf("wrong-password-%d", i))
 		b.click("[data-testid=signin-submit]")
-		b.waitJS(fmt.Sprintf("answer %d", i), q(fmt.Sprintf("[data-testid=signin-error][data-n='%d']", i)))
-		code := b.attr("[data-testid=signin-error]", "data-code")
-		msg := b.text("[data-testid=signin-error]")
+		// Read the answer in the same evaluation that finds it: the
+		// rate-limit message gives way to "try again now" when the wait
+		// (a second at first) is over.
+		code, msg := b.signInAnswer(i)
 		switch code {
 		case "bad_credentials":
 			if !strings.Contains(strings.ToLower(msg), "wrong name or password") {
@@ -332,6 +333,7 @@ func TestUIAuthWrongPassword(t *testing.T) {
 				t.Errorf("rate-limit message = %q", msg)
 			}
 			b.waitVisible("[data-testid=signin-countdown]")
+			t.Logf("screenshot: %s", b.screenshot(screenshotDir(t), "auth-signin-limited-desktop-light"))
 			if eval[bool](b, "!"+q("[data-testid=signin-submit]")+".disabled && !!"+q("[data-testid=signin-countdown]")) {
 				t.Error("the sign-in button is enabled during the countdown")
 			}
@@ -344,6 +346,35 @@ func TestUIAuthWrongPassword(t *testing.T) {
 	}
 	if !limited {
 		t.Fatal("twelve wrong passwords and no rate limit")
+	}
+	// The wait ends: the button comes back and the stale "try again in n
+	// seconds" gives way.
+	b.waitJSFor("the end of the wait", q("[data-testid=signin-submit]")+" && !"+q("[data-testid=signin-submit]")+".disabled", 40*time.Second)
+	if m := b.text("[data-testid=signin-error]"); m != "You can try again now." {
+		t.Errorf("after the wait the page says %q", m)
+	}
+}
+
+// signInAnswer waits for the n-th refusal on the sign-in page and returns
+// its code and text, read at once.
+func (b *browser) signInAnswer(n int) (code, msg string) {
+	b.t.Helper()
+	type answer struct {
+		N          int
+		Code, Text string
+	}
+	expr := `(() => { const e = ` + q("[data-testid=signin-error]") + `;
+		return e ? { N: Number(e.dataset.n), Code: e.dataset.code, Text: e.textContent } : { N: 0, Code: "", Text: "" }; })()`
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		a, err := evalJS[answer](b, expr)
+		if err == nil && a.N == n {
+			return a.Code, a.Text
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("timed out waiting for sign-in answer %d\n%s", n, b.describe())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -23,6 +23,8 @@ export function SignIn() {
   const until = useSignal(0);
   const left = useCountdown(until.value);
   const notice = acct.notice.value;
+  // The server's "try again in n seconds" is stale once the wait is over.
+  const message = refused.value.code === "too_many_attempts" && until.value > 0 && left === 0 ? "You can try again now." : error.value;
 
   useEffect(() => {
     document.title = "Sign in · Caduceus";
@@ -72,12 +74,11 @@ export function SignIn() {
         </label>
         {error.value && (
           <p id="signin-error" class="form-error" role="alert" data-testid="signin-error" data-code={refused.value.code} data-n={refused.value.n}>
-            {error.value}
-            {left > 0 && <span class="signin-wait" data-testid="signin-countdown"> You can try again in {left} s.</span>}
+            {message}
           </p>
         )}
         <button type="submit" class="btn btn-primary btn-lg signin-submit" data-testid="signin-submit" disabled={busy.value || left > 0} aria-busy={busy.value}>
-          {busy.value ? "Signing in…" : left > 0 ? `Wait ${left} s` : "Sign in"}
+          {busy.value ? "Signing in…" : left > 0 ? <span class="signin-wait" data-testid="signin-countdown">Wait {left} s</span> : "Sign in"}
         </button>
       </form>
     </div>
