@@ -53,6 +53,11 @@ type Manager struct {
 
 	dummyOnce sync.Once
 	dummy     string
+	// updates serialises Update in this process: two admins demoting each
+	// other at once must not both see the other still admin. (PostgreSQL
+	// runs transactions READ COMMITTED, so web nodes of one database can
+	// still race; SQLite serialises every write.)
+	updates sync.Mutex
 }
 
 // New returns a Manager hashing passwords with params; now is the clock
@@ -272,6 +277,8 @@ func (m *Manager) Update(ctx context.Context, id string, c Change) (User, error)
 			return User{}, err
 		}
 	}
+	m.updates.Lock()
+	defer m.updates.Unlock()
 	return m.updateByID(ctx, id, func(tx store.Tx, u *store.User) error {
 		wasAdmin := u.Role == string(auth.RoleAdmin) && !u.Disabled
 		if c.Role != nil {

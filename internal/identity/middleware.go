@@ -38,14 +38,20 @@ func exempt(r *http.Request) bool {
 	path := r.URL.Path
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		// The workbench's page and bundle hold no data, and a browser
-		// must load them before it can sign in.
-		return path == healthPath || path == mePath ||
-			(path != "/api" && !strings.HasPrefix(path, "/api/") && path != metricsPath)
+		return path == healthPath || path == mePath || isStaticPage(r)
 	case http.MethodPost:
 		return path == loginPath || path == logoutPath
 	}
 	return false
+}
+
+// isStaticPage reports a read of the workbench's page or bundle
+// (everything outside /api/ but the metrics): they hold no data, and a
+// browser must load them before it can sign in.
+func isStaticPage(r *http.Request) bool {
+	path := r.URL.Path
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		path != "/api" && !strings.HasPrefix(path, "/api/") && path != metricsPath
 }
 
 // isStateChanging treats every method but the safe ones as state-changing,
@@ -70,6 +76,14 @@ func (rs *Resolver) Wrap(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, done := From(r.Context()); done {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.URL != nil && isStaticPage(r) {
+			// Pages need nobody: their credentials are not even looked
+			// up (no store reads per asset), only removed.
+			r = r.Clone(WithResult(r.Context(), Result{Outcome: Missing}))
+			scrub(r)
 			next.ServeHTTP(w, r)
 			return
 		}
