@@ -125,12 +125,12 @@ export function createAccount(api: Api, hooks: AccountHooks): Account & AccountI
   const check = async (): Promise<Gate> => {
     const r = await api.get<Me>("/api/auth/me");
     if (!r.ok) {
-      // The credential we sent was refused: the 401 hook has already chosen
-      // the sign-in page or the token dialog.
-      if (r.error.code === "unauthorized" && gate.peek() !== "loading") return gate.peek();
-      // No such endpoint (an older server) or no answer: the workbench as
-      // before, which asks for the token on a 401 by itself.
-      if (r.error.code !== "unauthorized") me.value = null;
+      // Asked again (a 401 or 403 elsewhere) and no answer: keep what we
+      // know rather than widen the controls to everything.
+      if (gate.peek() !== "loading" && me.peek()) return gate.peek();
+      // No such endpoint (an older server) or no answer at load: the
+      // workbench as before, which asks for the token on a 401 by itself.
+      me.value = null;
       gate.value = "app";
       return "app";
     }

@@ -138,8 +138,14 @@ export function createStore(): Store & StoreInternals {
         token = "";
         saveToken("");
       }
+      const ask = () => {
+        if (!auth.peek() || sent) auth.value = { error: sent ? "That token was not accepted. Check it and try again." : null };
+      };
       if (account.ended()) return; // people sign in here: the sign-in page
-      if (!auth.peek() || sent) auth.value = { error: sent ? "That token was not accepted. Check it and try again." : null };
+      // We never learnt whether people sign in here (/me did not answer at
+      // load): ask now, and raise the token dialog only if they do not.
+      if (!account.me.peek()) void account.check().then((g) => g !== "signin" && ask());
+      else ask();
     },
     // An admin changed our role meanwhile: ask again, so the controls
     // follow (the refusal itself is the action's toast).
