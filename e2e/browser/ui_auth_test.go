@@ -149,7 +149,12 @@ func TestUIAuthRoles(t *testing.T) {
 	vw.waitIdle()
 	op.waitIdle()
 	vw.waitJS("the whole answer", qa(itemSel("assistant"))+".some(e => e.textContent.includes('watches this stream live'))")
-	// Who answered: the viewer is told it was otto, otto that it was him.
+	// Who wrote and who answered: the viewer is told it was otto; otto's
+	// own message is not signed, and his answer reads "by you".
+	vw.waitJS("otto's name on his message", qa(itemSel("user"))+".some(e => e.querySelector('[data-testid=message-author]')?.textContent === 'otto')")
+	if n := op.count("[data-testid=message-author]"); n != 0 {
+		t.Errorf("otto's own message is signed (%d names)", n)
+	}
 	approvalLine := "[data-testid=tool-card][data-tool=run_command] [data-testid=tool-approval]"
 	vw.waitJS("the approval named otto's", q(approvalLine)+"?.textContent.startsWith('Allowed once by otto')")
 	op.waitJS("the approval named his own", q(approvalLine)+"?.textContent.startsWith('Allowed once by you')")
@@ -158,6 +163,8 @@ func TestUIAuthRoles(t *testing.T) {
 	vw.openSessionReadOnly(sid)
 	vw.waitJS("the answer after reload", qa(itemSel("assistant"))+".some(e => e.textContent.includes('The check passed'))")
 	vw.waitJS("the approval still named otto's", q(approvalLine)+"?.textContent.startsWith('Allowed once by otto')")
+	vw.waitJS("otto's name on his message after reload", qa(itemSel("user"))+".some(e => e.querySelector('[data-testid=message-author]')?.textContent === 'otto')")
+	t.Logf("screenshot: %s", vw.screenshot(screenshotDir(t), "auth-viewer-desktop-light"))
 	checkReadOnly()
 }
 

@@ -46,6 +46,9 @@ type Item struct {
 	Redacted  string     `json:"redacted,omitempty"` // opaque reasoning a provider encrypted
 	// Queued marks a user message whose run no runner has taken yet.
 	Queued bool `json:"queued,omitempty"`
+	// By names who sent a user message (message.user's by), as
+	// Approval.By names who answered: absent for the local user.
+	By string `json:"by,omitempty"`
 	// Superseded marks assistant text cut short whose run, resumed, answered
 	// again after it: the page folds it away so nothing reads twice (the
 	// model never saw it either).
@@ -162,7 +165,7 @@ func (b *Builder) Add(e event.Event) {
 	case event.MessageUser:
 		var p event.MessageUserPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
-			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content}, e)
+			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content, By: answeredBy(p.By)}, e)
 		}
 	case event.MessageDelta, event.ReasoningDelta:
 		var p event.DeltaPayload
@@ -292,8 +295,8 @@ func reasoningMS(p event.DonePayload, it *Item, e event.Event, streamed bool) in
 	return 0
 }
 
-// answeredBy is the name an approval shows for who answered it ("" for
-// the local user and for nobody).
+// answeredBy is the name shown for who answered an approval or sent a
+// message ("" for the local user and for nobody).
 func answeredBy(a *event.Actor) string {
 	if a == nil || a.Kind == "local" {
 		return ""

@@ -575,3 +575,26 @@ func TestFoldApprovalBy(t *testing.T) {
 		})
 	}
 }
+
+// TestFoldMessageBy: a user message names who sent it, except the local
+// user.
+func TestFoldMessageBy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		by   *event.Actor
+		want string
+	}{
+		{"a person", &event.Actor{Kind: "user", Name: "otto", UserID: "usr_2"}, "otto"},
+		{"the local user", &event.Actor{Kind: "local", Name: "local"}, ""},
+		{"nobody (an older journal)", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newJournal()
+			j.add("run_1", event.MessageUser, event.MessageUserPayload{MessageID: "msg_u", Content: "hi", By: tc.by})
+			u := find(transcript.Fold(j.evs), "msg_u")
+			if u == nil || u.Kind != transcript.KindUser || u.By != tc.want {
+				t.Fatalf("user item = %+v, want by %q", u, tc.want)
+			}
+		})
+	}
+}

@@ -170,6 +170,8 @@ export interface Item {
   last_event_id: number;
   /** Client-only: came from the snapshot (history), not a live event. */
   replay?: boolean;
+  /** A user message: who sent it (absent: the local user). */
+  by?: string;
   /** Notices: level, code and the technical details behind the text. */
   level?: "info" | "warning" | "error"; code?: string; details?: Record<string, unknown>;
   /** A user message whose run no runner has taken yet (the server's fold

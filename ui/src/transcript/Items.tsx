@@ -71,8 +71,11 @@ function MessageActions({ item }: { item: Item }) {
 }
 
 function UserMessage({ item }: { item: Item }) {
+  // Someone else's message is signed with their name; one's own is not.
+  const me = useStore().account.me.value?.principal?.name;
   return (
     <div class="msg-user">
+      {item.by && item.by !== me && <div class="msg-author" data-testid="message-author">{item.by}</div>}
       {item.text ? <MessageActions item={item} /> : null}
       <div class="bubble">{item.text ?? ""}</div>
       {item.queued && <QueuedNote runId={item.run_id} />}
