@@ -103,7 +103,7 @@ func TestUIAuthRoles(t *testing.T) {
 	s := authServer(t, e2etest.Scenarios(e2etest.Scenario("run the check",
 		e2etest.Turn(e2etest.Text("Running the check."), e2etest.Call("run_command", `{"command":"echo role-check"}`)),
 		e2etest.Turn(e2etest.Paced("The check passed. "+filler, 6, 20)),
-	)), e2etest.WithApprovalMode("manual"))
+	), e2etest.Scenario("long job", e2etest.Turn(e2etest.Text("Starting the long job…"), e2etest.Delay(60000)))), e2etest.WithApprovalMode("manual"))
 
 	op := openBrowser(t, s)
 	op.signIn("otto", operatorPW)
@@ -164,7 +164,17 @@ func TestUIAuthRoles(t *testing.T) {
 	vw.waitJS("the answer after reload", qa(itemSel("assistant"))+".some(e => e.textContent.includes('The check passed'))")
 	vw.waitJS("the approval still named otto's", q(approvalLine)+"?.textContent.startsWith('Allowed once by otto')")
 	vw.waitJS("otto's name on his message after reload", qa(itemSel("user"))+".some(e => e.querySelector('[data-testid=message-author]')?.textContent === 'otto')")
+
+	// otto stops a run: the viewer reads who did.
+	op.sendMessage("start the long job")
+	op.waitVisible("[data-testid=stop]")
+	vw.waitJS("the long job running", qa(itemSel("assistant"))+".some(e => e.textContent.includes('Starting the long job'))")
+	op.click("[data-testid=stop]")
+	vw.waitJS("'Stopped by otto'", q("[data-testid=run-end][data-status=cancelled]")+"?.textContent.trim() === 'Stopped by otto'")
+	op.waitJS("'Stopped' for otto", q("[data-testid=run-end][data-status=cancelled]")+"?.textContent.trim() === 'Stopped'")
 	t.Logf("screenshot: %s", vw.screenshot(screenshotDir(t), "auth-viewer-desktop-light"))
+	vw.openSessionReadOnly(sid)
+	vw.waitJS("'Stopped by otto' after reload", q("[data-testid=run-end][data-status=cancelled]")+"?.textContent.trim() === 'Stopped by otto'")
 	checkReadOnly()
 }
 

@@ -46,8 +46,9 @@ type Item struct {
 	Redacted  string     `json:"redacted,omitempty"` // opaque reasoning a provider encrypted
 	// Queued marks a user message whose run no runner has taken yet.
 	Queued bool `json:"queued,omitempty"`
-	// By names who sent a user message (message.user's by), as
-	// Approval.By names who answered: absent for the local user.
+	// By names who sent a user message (message.user's by) or stopped a
+	// run (a cancelled run_end: run.done's by), as Approval.By names who
+	// answered: absent for the local user.
 	By string `json:"by,omitempty"`
 	// Superseded marks assistant text cut short whose run, resumed, answered
 	// again after it: the page folds it away so nothing reads twice (the
@@ -277,7 +278,7 @@ func (b *Builder) Add(e event.Event) {
 			b.withdraw(e.RunID)
 			return
 		}
-		b.push(&Item{ID: "end_" + e.RunID, Kind: KindRunEnd, Status: p.Status, Error: p.Error}, e)
+		b.push(&Item{ID: "end_" + e.RunID, Kind: KindRunEnd, Status: p.Status, Error: p.Error, By: answeredBy(p.By)}, e)
 	}
 }
 
@@ -295,8 +296,8 @@ func reasoningMS(p event.DonePayload, it *Item, e event.Event, streamed bool) in
 	return 0
 }
 
-// answeredBy is the name shown for who answered an approval or sent a
-// message ("" for the local user and for nobody).
+// answeredBy is the name shown for who answered an approval, sent a
+// message or stopped a run ("" for the local user and for nobody).
 func answeredBy(a *event.Actor) string {
 	if a == nil || a.Kind == "local" {
 		return ""

@@ -576,8 +576,8 @@ func TestFoldApprovalBy(t *testing.T) {
 	}
 }
 
-// TestFoldMessageBy: a user message names who sent it, except the local
-// user.
+// TestFoldMessageBy: a user message names who sent it and a cancelled
+// run who stopped it, except the local user.
 func TestFoldMessageBy(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -591,9 +591,17 @@ func TestFoldMessageBy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := newJournal()
 			j.add("run_1", event.MessageUser, event.MessageUserPayload{MessageID: "msg_u", Content: "hi", By: tc.by})
-			u := find(transcript.Fold(j.evs), "msg_u")
+			// Started: a run cancelled while queued leaves no items.
+			j.add("run_1", event.RunStarted, event.RunStartedPayload{RunnerID: "rn", Attempt: 1})
+			j.add("run_1", event.RunDone, event.RunDonePayload{Status: "cancelled", By: tc.by})
+			items := transcript.Fold(j.evs)
+			u := find(items, "msg_u")
 			if u == nil || u.Kind != transcript.KindUser || u.By != tc.want {
 				t.Fatalf("user item = %+v, want by %q", u, tc.want)
+			}
+			end := find(items, "end_run_1")
+			if end == nil || end.Kind != transcript.KindRunEnd || end.By != tc.want {
+				t.Fatalf("run end = %+v, want by %q", end, tc.want)
 			}
 		})
 	}

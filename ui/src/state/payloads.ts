@@ -9,7 +9,7 @@ export interface RunStartedP { attempt: number; model: string; provider: string;
 /** retry, max_retries, retry_at: set when the status is recovering (retry
  * is which automatic retry comes next, 1-based). */
 export interface RunStatusP { status: string; reason?: string; retry?: number; max_retries?: number; retry_at?: string }
-export interface RunDoneP { status: string; error?: ErrorInfo; usage?: UsageTotals }
+export interface RunDoneP { status: string; error?: ErrorInfo; usage?: UsageTotals; by?: ActorP }
 export interface MessageUserP { message_id: string; content: string; by?: ActorP }
 export interface DeltaP { id: string; turn_id: string; delta: string }
 /** duration_ms: reasoning.done only, how long the model reasoned. */

@@ -480,7 +480,8 @@ export const handlers: Record<EventType, Handler> = {
     });
     if (p.status !== "completed") {
       const id = `end_${ev.run_id}`;
-      if (!m.byId.has(id)) push(m, newItem(ev, { id, kind: "run_end", status: p.status, error: p.error }, replay));
+      const by = p.by && p.by.kind !== "local" ? { by: p.by.name } : {};
+      if (!m.byId.has(id)) push(m, newItem(ev, { id, kind: "run_end", status: p.status, error: p.error, ...by }, replay));
     }
     if (run) {
       syncUsage(m, {});

@@ -170,7 +170,8 @@ export interface Item {
   last_event_id: number;
   /** Client-only: came from the snapshot (history), not a live event. */
   replay?: boolean;
-  /** A user message: who sent it (absent: the local user). */
+  /** A user message: who sent it; a cancelled run_end: who stopped it
+   * (absent: the local user, or nobody). */
   by?: string;
   /** Notices: level, code and the technical details behind the text. */
   level?: "info" | "warning" | "error"; code?: string; details?: Record<string, unknown>;

@@ -155,11 +155,12 @@ function Reasoning({ item }: { item: Item }) {
 
 function RunEnd({ item }: { item: Item }) {
   const status = item.status ?? "";
+  const me = useStore().account.me.value?.principal?.name;
   return (
     <div class={"run-end run-end-" + status + " " + toneClass(status)} data-testid="run-end" data-status={status} role="status">
       {status === "cancelled" ? (
         <>
-          <IconStop size={14} /> <span>Stopped</span>
+          <IconStop size={14} /> <span>Stopped{item.by && item.by !== me ? ` by ${item.by}` : ""}</span>
         </>
       ) : status === "failed" ? (
         <>
