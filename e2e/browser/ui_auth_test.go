@@ -602,3 +602,33 @@ func TestUIAuthDemoted(t *testing.T) {
 		t.Errorf("the account menu says %q, want viewer", r)
 	}
 }
+
+// TestUIAuthTwoTabs: a tab whose CSRF token went stale because another tab
+// of the same browser signed out and in again (a new session, a new
+// token, the same cookie jar) still sends its next message: the refusal
+// (403 csrf_failed) fetches the new token and the request goes once more.
+func TestUIAuthTwoTabs(t *testing.T) {
+	t.Parallel()
+	s := authServer(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Text("Still here.")))))
+	a := openBrowser(t, s)
+	a.signIn("otto", operatorPW)
+	sid := a.newSessionUI()
+
+	b := a.newTab()
+	b.navigate("/s/" + sid)
+	b.waitJS("connection live", q("[data-testid=connection][data-state=live]"))
+
+	a.click("[data-testid=account-menu]")
+	a.click("[data-testid=menu-signout]")
+	a.waitVisible("[data-testid=signin-page]")
+	a.typeInto("[data-testid=signin-name]", "otto")
+	a.typeInto("[data-testid=signin-password]", operatorPW)
+	a.click("[data-testid=signin-submit]")
+	a.waitMounted()
+
+	b.sendMessage("after the other tab signed in again")
+	b.waitJS("the answer", qa(itemSel("assistant"))+".some(e => e.textContent.includes('Still here.'))")
+	if n := b.count("[data-testid=composer-error]"); n != 0 {
+		t.Errorf("the stale tab shows an error: %q", b.text("[data-testid=composer-error]"))
+	}
+}

@@ -26,6 +26,10 @@ export interface ApiAuth {
   /** The server refused an action for the caller's role (403 forbidden):
    * the role may have changed since the page asked. */
   onForbidden(): void;
+  /** The session's CSRF token, asked of the server again (after a 403
+   * csrf_failed: another tab signed in anew, so the cookie is a newer
+   * session's). */
+  freshCsrf(): Promise<string>;
 }
 
 export interface Api {
@@ -67,18 +71,18 @@ const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export function createApi(auth: ApiAuth): Api {
   /** Request headers, with the token when there is one. */
-  const headers = (method: string, json: boolean): { sent: string; h: Record<string, string> } => {
+  const headers = (method: string, json: boolean): { sent: string; csrf: string; h: Record<string, string> } => {
     const sent = auth.token();
     const h: Record<string, string> = { Accept: "application/json" };
     if (json) h["Content-Type"] = "application/json";
     if (sent) h.Authorization = `Bearer ${sent}`;
-    const csrf = auth.csrf();
-    if (csrf && !SAFE.has(method)) h["X-CSRF-Token"] = csrf;
-    return { sent, h };
+    const csrf = SAFE.has(method) ? "" : auth.csrf();
+    if (csrf) h["X-CSRF-Token"] = csrf;
+    return { sent, csrf, h };
   };
 
-  const request = async <T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Result<T>> => {
-    const { sent, h } = headers(method, body !== undefined);
+  const request = async <T>(method: string, path: string, body?: unknown, signal?: AbortSignal, retried = false): Promise<Result<T>> => {
+    const { sent, csrf, h } = headers(method, body !== undefined);
     let res: Response;
     try {
       res = await fetch(path, {
@@ -103,6 +107,12 @@ export function createApi(auth: ApiAuth): Api {
     if (!res.ok) {
       const e = await errorOf(res);
       if (res.status === 403 && e.code === "forbidden") auth.onForbidden();
+      // Refused before any handler ran, so sending it again is safe: once,
+      // and only with a token that differs from the refused one.
+      if (res.status === 403 && e.code === "csrf_failed" && !retried) {
+        const fresh = await auth.freshCsrf();
+        if (fresh && fresh !== csrf) return request<T>(method, path, body, signal, true);
+      }
       return { ok: false, error: e, status: res.status };
     }
     if (res.status === 204) return { ok: true, value: undefined as T };

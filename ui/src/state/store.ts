@@ -150,6 +150,7 @@ export function createStore(): Store & StoreInternals {
     // An admin changed our role meanwhile: ask again, so the controls
     // follow (the refusal itself is the action's toast).
     onForbidden: () => void account.check(),
+    freshCsrf: () => account.check().then(() => account.csrf()),
   });
 
   const account = createAccount(api, {
