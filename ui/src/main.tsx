@@ -7,6 +7,7 @@ import { StoreContext } from "./state/context";
 import { createStore } from "./state/store";
 import "./styles/base.css";
 import "./shell/shell.css";
+import "./shell/account.css";
 import "./styles/transcript.css";
 
 const store = createStore();

@@ -8,6 +8,14 @@ import { useContext } from "preact/hooks";
 import type { Session } from "../state/types";
 import { loadTheme, type ThemeChoice } from "./theme";
 
+/** What the main column shows: the conversation, or one of the account
+ * pages (reached from the account menu). The page rides in the address's
+ * hash (#tokens, #users), so a reload or Back keeps it without the server
+ * knowing more paths. */
+export type Page = "chat" | "tokens" | "users";
+
+const pageOf = (hash: string): Page => (hash === "#tokens" ? "tokens" : hash === "#users" ? "users" : "chat");
+
 export interface ViewState {
   /** Phone: the sessions drawer is open. */
   sidebarOpen: Signal<boolean>;
@@ -23,6 +31,17 @@ export interface ViewState {
   now: Signal<number>;
   /** Light, dark or the system's (saved in localStorage by the shell). */
   theme: Signal<ThemeChoice>;
+  page: Signal<Page>;
+  /** The change-password dialog is open. */
+  passwordOpen: Signal<boolean>;
+}
+
+/** Shows `p` in the main column, as a new history entry. */
+export function openPage(view: ViewState, p: Page): void {
+  const hash = p === "chat" ? "" : `#${p}`;
+  if (location.hash !== hash) history.pushState(null, "", location.pathname + location.search + hash);
+  view.page.value = p;
+  view.sidebarOpen.value = false;
 }
 
 export const WIDE_QUERY = "(min-width: 1100px)";
@@ -31,6 +50,10 @@ export function createViewState(): ViewState {
   const wide = typeof matchMedia === "function" && matchMedia(WIDE_QUERY).matches;
   const now = signal(Date.now());
   setInterval(() => (now.value = Date.now()), 30_000);
+  const page = signal<Page>(pageOf(location.hash));
+  // Back and Forward move between pages (pushState fires no hashchange).
+  window.addEventListener("popstate", () => (page.value = pageOf(location.hash)));
+  window.addEventListener("hashchange", () => (page.value = pageOf(location.hash)));
   return {
     sidebarOpen: signal(false),
     activityOpen: signal(wide),
@@ -40,6 +63,8 @@ export function createViewState(): ViewState {
     drafts: new Map(),
     now,
     theme: signal(loadTheme()),
+    page,
+    passwordOpen: signal(false),
   };
 }
 
