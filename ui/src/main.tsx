@@ -9,6 +9,7 @@ import "./styles/base.css";
 import "./shell/shell.css";
 import "./shell/account.css";
 import "./styles/transcript.css";
+import "./workspace/workspace.css";
 
 const store = createStore();
 render(

@@ -7,7 +7,6 @@
 import { useSignalEffect } from "@preact/signals";
 import { useEffect, useMemo, useRef } from "preact/hooks";
 import { useStore } from "../state/context";
-import { ActivityPanel } from "../transcript/Activity";
 import { Transcript } from "../transcript/Transcript";
 import { PasswordDialog } from "./Account";
 import { Composer } from "./Composer";
@@ -15,7 +14,7 @@ import { ConfirmDialog } from "./Dialog";
 import { Header } from "./Header";
 import { RunnerBanner } from "./RunnerBanner";
 import { isMac } from "./format";
-import { IClose, IPlus, Logo } from "./icons";
+import { IPlus, Logo } from "./icons";
 import { newSession } from "./newSession";
 import { Sidebar } from "./Sidebar";
 import { SignIn } from "./SignIn";
@@ -25,6 +24,7 @@ import { TokenDialog } from "./TokenDialog";
 import { TokensPage } from "./Tokens";
 import { UsersPage } from "./Users";
 import { createViewState, useView, ViewContext, WIDE_QUERY } from "./view";
+import { WorkspacePane } from "../workspace/Pane";
 
 export function App() {
   const view = useMemo(createViewState, []);
@@ -88,7 +88,7 @@ function Shell() {
   const drawer = view.sidebarOpen.value;
 
   return (
-    <div class={"app" + (activity ? " with-activity" : "")}>
+    <div class={"app" + (activity ? " with-activity" : "") + (activity && view.paneTab.value !== "activity" ? " with-wide-pane" : "")}>
       <a class="skip-link" href="#composer-anchor" onClick={(e) => {
         e.preventDefault();
         (document.querySelector("[data-testid=composer]") as HTMLElement | null)?.focus();
@@ -111,17 +111,7 @@ function Shell() {
       {activity && (
         <>
           <div class="scrim scrim-activity" onClick={() => (view.activityOpen.value = false)} aria-hidden="true" />
-          <aside class="activity-pane" id="activity-pane" aria-label="Activity">
-            <div class="pane-head">
-              <h2>Activity</h2>
-              <button type="button" class="icon-btn sm" aria-label="Close activity" onClick={() => (view.activityOpen.value = false)}>
-                <IClose size={16} />
-              </button>
-            </div>
-            <div class="pane-body">
-              {s ? <ActivityPanel session={s} /> : <p class="pane-empty">Open a session to see what its agent does: turns, reasoning and tool calls, live.</p>}
-            </div>
-          </aside>
+          <WorkspacePane session={s} />
         </>
       )}
       {view.deleting.value && <DeleteDialog />}

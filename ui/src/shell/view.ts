@@ -6,6 +6,7 @@ import { signal, type Signal } from "@preact/signals";
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
 import type { Session } from "../state/types";
+import { isPaneTab, type PaneTab } from "../workspace/tab";
 import { loadTheme, type ThemeChoice } from "./theme";
 
 /** What the main column shows: the conversation, or one of the account
@@ -19,8 +20,10 @@ const pageOf = (hash: string): Page => (hash === "#tokens" ? "tokens" : hash ===
 export interface ViewState {
   /** Phone: the sessions drawer is open. */
   sidebarOpen: Signal<boolean>;
-  /** The activity panel is shown (a column on wide screens, an overlay below). */
+  /** The right-hand pane is shown (a column on wide screens, an overlay below). */
   activityOpen: Signal<boolean>;
+  /** The pane's tab: the activity feed or a workspace view. */
+  paneTab: Signal<PaneTab>;
   needsYouOpen: Signal<boolean>;
   helpOpen: Signal<boolean>;
   /** The session whose delete confirmation is open. */
@@ -57,6 +60,7 @@ export function createViewState(): ViewState {
   return {
     sidebarOpen: signal(false),
     activityOpen: signal(wide),
+    paneTab: signal<PaneTab>(loadPaneTab()),
     needsYouOpen: signal(false),
     helpOpen: signal(false),
     deleting: signal<Session | null>(null),
@@ -74,4 +78,13 @@ export function useView(): ViewState {
   const v = useContext(ViewContext);
   if (!v) throw new Error("useView outside ViewContext");
   return v;
+}
+
+function loadPaneTab(): PaneTab {
+  try {
+    const t = localStorage.getItem("caduceus.paneTab");
+    return isPaneTab(t) ? t : "activity";
+  } catch {
+    return "activity";
+  }
 }
