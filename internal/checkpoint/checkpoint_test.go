@@ -522,3 +522,71 @@ func TestConcurrentTake(t *testing.T) {
 		t.Errorf("ids not in creation order: %v", ids)
 	}
 }
+
+func TestNestedRepositoryIsSkipped(t *testing.T) {
+	ctx := testCtx(t)
+	c := newCheckpointer(t, Options{})
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{"top.txt": "top\n", "vendor/lib/a.txt": "v1\n"})
+	lib := filepath.Join(ws, "vendor", "lib")
+	runIn(t, lib, "git", "init", "-q")
+	runIn(t, lib, "git", "add", "a.txt")
+	runIn(t, lib, "git", "commit", "-q", "-m", "v1")
+	c0, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, ws, map[string]string{"vendor/lib/a.txt": "v2\n", "top.txt": "top 2\n"})
+	runIn(t, lib, "git", "commit", "-q", "-am", "v2")
+	libGit := snapshot(t, filepath.Join(lib, ".git"))
+	c1, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := byPath(c1.Files)["vendor/lib"]; !ok || f.Status != Modified {
+		t.Fatalf("the nested repository's new commit is not a change: %+v", c1.Files)
+	}
+	plan, err := c.Restore(ctx, ws, RestoreRequest{From: c0.ID, To: c1.ID, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := planByPath(plan)
+	if f := got["vendor/lib"]; f.Action != ActionSkip || f.Applied || f.Reason == "" {
+		t.Errorf("nested repository: %+v", f)
+	}
+	if f := got["top.txt"]; !f.Applied {
+		t.Errorf("top.txt: %+v", f)
+	}
+	if b, _ := os.ReadFile(filepath.Join(lib, "a.txt")); string(b) != "v2\n" {
+		t.Errorf("a file of the nested repository was written: %q", b)
+	}
+	sameSnapshot(t, "nested .git", snapshot(t, filepath.Join(lib, ".git")), libGit)
+}
+
+// The workspace's .gitattributes may ask for end-of-line conversion,
+// ident expansion or a filter; a checkpoint must still hold the bytes.
+func TestRestoreKeepsBytesWhateverGitattributesSay(t *testing.T) {
+	ctx := testCtx(t)
+	c := newCheckpointer(t, Options{})
+	ws := t.TempDir()
+	files := map[string]string{
+		".gitattributes": "* text=auto eol=lf\n*.txt text ident\n*.dat filter=nosuch\n",
+		"crlf.txt":       "$Id$\r\nwindows\r\nlines\r\n",
+		"mixed.dat":      "a\r\nb\nc\r\n",
+	}
+	writeTree(t, ws, files)
+	want := snapshot(t, ws)
+	c0, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"crlf.txt", "mixed.dat"} {
+		if err := os.Remove(filepath.Join(ws, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Restore(ctx, ws, RestoreRequest{From: c0.ID, To: Current}); err != nil {
+		t.Fatal(err)
+	}
+	sameSnapshot(t, "restored", snapshot(t, ws), want)
+}
