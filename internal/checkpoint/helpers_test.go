@@ -149,3 +149,12 @@ func planByPath(p Plan) map[string]PlanFile {
 	}
 	return m
 }
+
+func mustRepoDir(t testing.TB, c *Checkpointer, ws string) string {
+	t.Helper()
+	dir, err := c.RepoDir(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

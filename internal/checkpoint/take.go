@@ -30,8 +30,8 @@ type Checkpoint struct {
 	Parent    string    `json:"parent,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	Meta      Meta      `json:"meta"`
-	// Files changed since Parent (every file for the first checkpoint).
-	// Empty when nothing changed; nil from List.
+	// Files changed since Parent. Empty when nothing changed and for the
+	// first checkpoint of a workspace (the baseline); nil from List.
 	Files []FileChange `json:"files"`
 
 	tree string
@@ -42,9 +42,6 @@ const (
 	// refLatest names the newest checkpoint, the parent of the next one.
 	refLatest = "refs/caduceus/latest"
 	idPrefix  = "ckp"
-	// emptyTree is git's well-known empty tree (SHA-1), the "previous
-	// state" of a first checkpoint; git knows it without storing it.
-	emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 )
 
 // Take records the workspace as it is now: every file git would add,
@@ -72,7 +69,10 @@ func (c *Checkpointer) take(ctx context.Context, w *workspace, meta Meta) (Check
 		return Checkpoint{}, err
 	}
 	cp := Checkpoint{ID: id.New(idPrefix), CreatedAt: time.Now().UTC(), Meta: cleanMeta(meta), tree: tree}
-	prevTree := emptyTree
+	// The first checkpoint is the baseline: nothing is known before it,
+	// so it lists no files (listing every file of a large workspace as
+	// added would cost a read of each and say nothing).
+	prevTree := tree
 	if havePrev {
 		cp.Parent, prevTree = prev.ID, prev.tree
 		// Order by time even when the clock steps back or two checkpoints
@@ -284,7 +284,7 @@ func listSorted(ctx context.Context, w *workspace) ([]Checkpoint, error) {
 }
 
 // Get returns one checkpoint with the files changed since its parent
-// (Files is nil when the parent has been pruned).
+// (empty for the first; nil when the parent has been pruned).
 func (c *Checkpointer) Get(ctx context.Context, ws, cpID string) (Checkpoint, error) {
 	w, unlock, err := c.open(ctx, ws)
 	if err != nil {
@@ -295,7 +295,7 @@ func (c *Checkpointer) Get(ctx context.Context, ws, cpID string) (Checkpoint, er
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	prevTree := emptyTree
+	prevTree := cp.tree
 	if cp.Parent != "" {
 		parent, ok, err := readRef(ctx, w, refPrefix+cp.Parent)
 		if err != nil {
