@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // baseTree is the workspace of the acceptance scenario before the run.
@@ -596,4 +597,40 @@ func TestRestoreKeepsBytesWhateverGitattributesSay(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameSnapshot(t, "restored", snapshot(t, ws), want)
+}
+
+func TestStaleGitLockIsCleared(t *testing.T) {
+	ctx := testCtx(t)
+	c := newCheckpointer(t, Options{Timeout: 5 * time.Second})
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{"a.txt": "a\n"})
+	if _, err := c.Take(ctx, ws, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(mustRepoDir(t, c, ws), "index.lock")
+	tests := []struct {
+		name    string
+		age     time.Duration
+		wantErr bool
+	}{
+		{"a live git's lock is respected", 0, true},
+		{"a lock older than the timeout is removed", time.Minute, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(lock, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			old := time.Now().Add(-tt.age)
+			if err := os.Chtimes(lock, old, old); err != nil {
+				t.Fatal(err)
+			}
+			writeTree(t, ws, map[string]string{"a.txt": tt.name})
+			_, err := c.Take(ctx, ws, Meta{})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			_ = os.Remove(lock)
+		})
+	}
 }

@@ -139,7 +139,30 @@ func (c *Checkpointer) open(ctx context.Context, ws string) (*workspace, func(),
 		unlock()
 		return nil, nil, err
 	}
+	c.clearStaleLocks(gitDir)
 	return w, unlock, nil
+}
+
+// lockFiles are the lock files git leaves behind when it is killed (a
+// crash or a restart mid-checkpoint); while one exists every later call
+// that needs it fails.
+var lockFiles = []string{"index.lock", "packed-refs.lock", "refs/caduceus/latest.lock"}
+
+// clearStaleLocks removes lock files older than the timeout of a git call:
+// no git call of a Checkpointer lives that long, so whoever made the file
+// is gone. A younger one is left alone and the call fails with git's own
+// message.
+func (c *Checkpointer) clearStaleLocks(gitDir string) {
+	for _, name := range lockFiles {
+		p := filepath.Join(gitDir, name)
+		fi, err := os.Lstat(p)
+		if err != nil || time.Since(fi.ModTime()) <= c.timeout {
+			continue
+		}
+		if err := os.Remove(p); err == nil {
+			c.log.Warn("checkpoint: removed a stale git lock", "file", p, "age", time.Since(fi.ModTime()).Round(time.Second))
+		}
+	}
 }
 
 func (c *Checkpointer) lock(ctx context.Context, key string) (func(), error) {

@@ -54,5 +54,7 @@
 // a workspace path means a directory on this machine. A Checkpointer
 // serialises the calls on one workspace with a lock in memory; two
 // processes must not share a checkpoint directory (git's own index.lock
-// makes the second fail rather than corrupt anything).
+// makes the second fail rather than corrupt anything). A lock file that a
+// killed git left behind is removed once it is older than the timeout of a
+// git call, so a crash mid-checkpoint does not stop every later one.
 package checkpoint
