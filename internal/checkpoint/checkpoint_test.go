@@ -1,8 +1,10 @@
 package checkpoint
 
 import (
+	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -632,5 +634,38 @@ func TestStaleGitLockIsCleared(t *testing.T) {
 			}
 			_ = os.Remove(lock)
 		})
+	}
+}
+
+// A checkpoint cancelled mid-way (its run was stopped) kills git, which
+// leaves its index.lock; the next checkpoint must not fail on it.
+func TestCancelledTakeLeavesNoLock(t *testing.T) {
+	ctx := testCtx(t)
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A git whose "add" takes the index lock and then hangs.
+	slow := filepath.Join(t.TempDir(), "slow-git")
+	script := "#!/bin/sh\nfor a in \"$@\"; do if [ \"$a\" = add ]; then : > \"$GIT_DIR/index.lock\"; exec sleep 30; fi; done\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(slow, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "checkpoints")
+	hanging := newCheckpointer(t, Options{Dir: dir, Git: slow})
+	c := newCheckpointer(t, Options{Dir: dir})
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{"a.txt": "a\n"})
+
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if _, err := hanging.Take(short, ws, Meta{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the hanging take: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(mustRepoDir(t, c, ws), "index.lock")); !os.IsNotExist(err) {
+		t.Fatalf("index.lock left behind: %v", err)
+	}
+	if _, err := c.Take(ctx, ws, Meta{}); err != nil {
+		t.Fatal(err)
 	}
 }

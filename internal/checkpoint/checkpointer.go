@@ -143,12 +143,10 @@ func (c *Checkpointer) open(ctx context.Context, ws string) (*workspace, func(),
 	return w, unlock, nil
 }
 
-// lockFiles are the lock files git leaves behind when it is killed (a
-// crash or a restart mid-checkpoint); while one exists every later call
-// that needs it fails.
-var lockFiles = []string{"index.lock", "packed-refs.lock", "refs/caduceus/latest.lock"}
-
-// clearStaleLocks removes lock files older than the timeout of a git call:
+// clearStaleLocks removes lock files left by a git killed with its process
+// (a crash or a restart mid-checkpoint; a git killed by its context is
+// cleaned up after at once): while one exists every later call that needs
+// it fails. It removes those older than the timeout of a git call:
 // no git call of a Checkpointer lives that long, so whoever made the file
 // is gone. A younger one is left alone and the call fails with git's own
 // message.

@@ -57,6 +57,8 @@
 // serialises the calls on one workspace with a lock in memory; two
 // processes must not share a checkpoint directory (git's own index.lock
 // makes the second fail rather than corrupt anything). A lock file that a
-// killed git left behind is removed once it is older than the timeout of a
-// git call, so a crash mid-checkpoint does not stop every later one.
+// killed git left behind is removed at once when the Checkpointer killed it
+// (its context ended) and otherwise once it is older than the timeout of a
+// git call, so a crash or a cancelled run mid-checkpoint does not stop
+// every later one.
 package checkpoint
