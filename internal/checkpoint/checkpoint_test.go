@@ -669,3 +669,65 @@ func TestCancelledTakeLeavesNoLock(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A workspace that contains the checkpoint directory (a workspace that is
+// the home directory holds the data dir) must not checkpoint it, or every
+// checkpoint would hold the ones before it; the same for Options.Exclude.
+func TestExcludedDirectoriesInsideTheWorkspace(t *testing.T) {
+	ctx := testCtx(t)
+	ws := t.TempDir()
+	data := filepath.Join(ws, ".local", "share", "caduceus")
+	c := newCheckpointer(t, Options{Dir: filepath.Join(data, "checkpoints"), Exclude: []string{data, filepath.Join(ws, "odd [dir]*")}})
+	writeTree(t, ws, map[string]string{
+		"a.txt": "a\n", ".gitignore": "!.local/\n", ".local/share/caduceus/caduceus.db": "db\n",
+		"odd [dir]*/x": "x\n", "odd [dir]/kept.txt": "kept\n", ".local/other.txt": "other\n",
+	})
+	c0, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, ws, map[string]string{"a.txt": "b\n", ".local/share/caduceus/caduceus.db": "db changed\n", "odd [dir]*/x": "y\n"})
+	c1, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c1.Files) != 1 || c1.Files[0].Path != "a.txt" {
+		t.Errorf("files = %+v, want a.txt only", c1.Files)
+	}
+	stored := runIn(t, ws, "git", "--git-dir", mustRepoDir(t, c, ws), "ls-tree", "-r", "--name-only", c0.Commit)
+	want := ".gitignore\n.local/other.txt\na.txt\nodd [dir]/kept.txt\n"
+	if stored != want {
+		t.Errorf("checkpoint holds\n%s\nwant\n%s", stored, want)
+	}
+}
+
+func TestExcludingATrackedDirectoryDropsIt(t *testing.T) {
+	ctx := testCtx(t)
+	ws := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "checkpoints")
+	writeTree(t, ws, map[string]string{"a.txt": "a\n", "cache/blob": "big\n"})
+	if _, err := newCheckpointer(t, Options{Dir: dir}).Take(ctx, ws, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	c := newCheckpointer(t, Options{Dir: dir, Exclude: []string{filepath.Join(ws, "cache")}})
+	cp, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cp.Files) != 1 || cp.Files[0].Path != "cache/blob" || cp.Files[0].Status != Deleted {
+		t.Errorf("files = %+v, want cache/blob dropped", cp.Files)
+	}
+	// Dropped from the checkpoint, not from the disk; and reverting the
+	// checkpoint that dropped it does not write there either.
+	writeTree(t, ws, map[string]string{"cache/blob": "changed since\n"})
+	plan, err := c.Restore(ctx, ws, RestoreRequest{From: cp.Parent, To: cp.ID, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := planByPath(plan)["cache/blob"]; f.Action != ActionSkip || f.Applied {
+		t.Errorf("excluded path in a restore: %+v", f)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "cache", "blob")); err != nil || string(b) != "changed since\n" {
+		t.Errorf("cache/blob: %q %v", b, err)
+	}
+}

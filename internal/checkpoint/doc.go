@@ -42,6 +42,11 @@
 // blob is the file's bytes and a restore writes back exactly what was
 // there.
 //
+// The checkpoint directory and Options.Exclude (the server's data dir) are
+// never checkpointed when a workspace contains them: a workspace that is
+// the home directory holds the data dir, and each checkpoint would hold
+// the ones before it.
+//
 // # History without a branch
 //
 // Checkpoint commits have no git parents; the previous checkpoint of the

@@ -22,7 +22,7 @@ const (
 	// ActionNone: the file is already as it was at From.
 	ActionNone Action = "none"
 	// ActionSkip: a nested git repository (recorded by git as a commit id,
-	// not as files); it is never written.
+	// not as files) or a path under an excluded directory; never written.
 	ActionSkip Action = "skip"
 )
 
@@ -194,6 +194,8 @@ func planRestore(ctx context.Context, w *workspace, aTree, bTree, curTree string
 		}
 		f := PlanFile{Path: r.path}
 		switch {
+		case underAny(r.path, w.excluded):
+			f.Action, f.Reason = ActionSkip, "under a directory excluded from checkpoints"
 		case want.mode == gitlinkMod || cur.mode == gitlinkMod:
 			f.Action, f.Reason = ActionSkip, "a nested git repository: its files are not in checkpoints"
 		case cur == want:
@@ -224,6 +226,16 @@ func planRestore(ctx context.Context, w *workspace, aTree, bTree, curTree string
 		}
 	}
 	return plan, nil
+}
+
+// underAny reports whether p is one of dirs or under one.
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // selected reports whether p is one of paths or under one, marking which.

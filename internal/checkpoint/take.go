@@ -122,7 +122,11 @@ func nextID(prev string) string {
 // stageWorkTree stages the whole work tree into the shadow index (inside
 // the shadow GIT_DIR) and returns its tree.
 func stageWorkTree(ctx context.Context, w *workspace) (string, error) {
-	if _, err := w.git.run(ctx, nil, "add", "--all", "--", "."); err != nil {
+	args := []string{"add", "--all", "--", "."}
+	for _, rel := range w.excluded {
+		args = append(args, ":(exclude,literal,top)"+rel)
+	}
+	if _, err := w.git.run(ctx, nil, args...); err != nil {
 		return "", fmt.Errorf("checkpoint: staging the workspace: %w", err)
 	}
 	out, err := w.git.run(ctx, nil, "write-tree")
