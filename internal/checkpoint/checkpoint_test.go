@@ -187,6 +187,14 @@ func TestTakeWithNothingChanged(t *testing.T) {
 	if err != nil || len(changes) != 0 {
 		t.Fatalf("changes = %v, %v", changes, err)
 	}
+	// A restore with nothing to write takes no checkpoints around it.
+	plan, err := c.Restore(ctx, ws, RestoreRequest{From: a.ID, To: Current})
+	if err != nil || len(plan.Files) != 0 || plan.Before != nil || plan.After != nil {
+		t.Fatalf("empty restore: %+v %v", plan, err)
+	}
+	if list, _ := c.List(ctx, ws); len(list) != 2 {
+		t.Errorf("%d checkpoints after an empty restore, want 2", len(list))
+	}
 }
 
 func TestChangesRenameBinaryTruncatedAndCurrent(t *testing.T) {

@@ -66,7 +66,8 @@ type Plan struct {
 	Files []PlanFile `json:"files"`
 	// Before is the checkpoint taken just before the files were written
 	// and After the one just after: restoring From: Before.ID, To:
-	// After.ID undoes the rollback. Both nil for a dry run.
+	// After.ID undoes the rollback. Both nil for a dry run and when
+	// nothing was to be written.
 	Before *Checkpoint `json:"before,omitempty"`
 	After  *Checkpoint `json:"after,omitempty"`
 }
@@ -123,7 +124,8 @@ func (c *Checkpointer) Restore(ctx context.Context, ws string, req RestoreReques
 		return Plan{}, err
 	}
 	plan.From, plan.To = req.From, req.To
-	if req.DryRun {
+	if req.DryRun || !slices.ContainsFunc(plan.Files, func(f PlanFile) bool { return toApply(f, req.Force, paths) }) {
+		// Nothing would be written: no checkpoints around nothing.
 		return plan, nil
 	}
 	meta := req.Meta
@@ -226,6 +228,15 @@ func planRestore(ctx context.Context, w *workspace, aTree, bTree, curTree string
 		}
 	}
 	return plan, nil
+}
+
+// toApply reports whether a restore writes f: not when it has nothing to
+// do, and a conflict only when forced or named exactly.
+func toApply(f PlanFile, force bool, paths []string) bool {
+	if f.Action == ActionNone || f.Action == ActionSkip {
+		return false
+	}
+	return !f.Conflict || force || slices.Contains(paths, f.Path)
 }
 
 // underAny reports whether p is one of dirs or under one.
