@@ -59,8 +59,10 @@
 //
 // The checkpoint directory belongs to the host whose workspaces it records:
 // a workspace path means a directory on this machine. A Checkpointer
-// serialises the calls on one workspace with a lock in memory; two
-// processes must not share a checkpoint directory (git's own index.lock
+// serialises the calls on one workspace with a lock in memory, so a
+// process makes one Checkpointer per checkpoint directory and shares it
+// (the runner and the API alike); two processes must not share a
+// checkpoint directory (git's own index.lock
 // makes the second fail rather than corrupt anything). A lock file that a
 // killed git left behind is removed at once when the Checkpointer killed it
 // (its context ended) and otherwise once it is older than the timeout of a
