@@ -180,7 +180,7 @@ func TestTakeWithNothingChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Files == nil || len(b.Files) != 0 || b.tree != a.tree || b.Commit == a.Commit || b.Parent != a.ID || !(b.ID > a.ID) {
+	if b.Files == nil || len(b.Files) != 0 || b.tree != a.tree || b.Commit == a.Commit || b.Parent != a.ID || !b.CreatedAt.After(a.CreatedAt) {
 		t.Fatalf("second checkpoint %+v after %+v", b, a)
 	}
 	changes, err := c.Changes(ctx, ws, a.ID, Current)
@@ -532,12 +532,12 @@ func TestConcurrentTake(t *testing.T) {
 			t.Errorf("checkpoint %d: parent %q, want %q", i, cp.Parent, want)
 		}
 	}
-	ids := make([]string, len(list))
+	seen := map[string]bool{}
 	for i, cp := range list {
-		ids[i] = cp.ID
-	}
-	if !slices.IsSorted(ids) {
-		t.Errorf("ids not in creation order: %v", ids)
+		if seen[cp.ID] || (i > 0 && !cp.CreatedAt.After(list[i-1].CreatedAt)) {
+			t.Errorf("checkpoint %d: id %s repeated or not after the one before", i, cp.ID)
+		}
+		seen[cp.ID] = true
 	}
 }
 

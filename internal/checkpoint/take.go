@@ -75,13 +75,11 @@ func (c *Checkpointer) take(ctx context.Context, w *workspace, meta Meta) (Check
 	prevTree := tree
 	if havePrev {
 		cp.Parent, prevTree = prev.ID, prev.tree
-		// Order by time even when the clock steps back or two checkpoints
-		// fall in one instant: pruning removes the oldest first.
+		// CreatedAt orders the checkpoints (List, Prune) even when the
+		// clock steps back or two fall in one instant; ids, made of
+		// milliseconds and random bits, may not.
 		if !cp.CreatedAt.After(prev.CreatedAt) {
 			cp.CreatedAt = prev.CreatedAt.Add(time.Nanosecond)
-		}
-		if cp.ID <= prev.ID {
-			cp.ID = nextID(prev.ID)
 		}
 	}
 	cp.Files = []FileChange{}
@@ -104,19 +102,6 @@ func (c *Checkpointer) take(ctx context.Context, w *workspace, meta Meta) (Check
 	}
 	c.log.Debug("checkpoint taken", "workspace", w.path, "checkpoint", cp.ID, "files", len(cp.Files), "reason", cp.Meta.Reason)
 	return cp, nil
-}
-
-// nextID is an id that sorts after prev, for the rare checkpoint taken in
-// the same millisecond as the previous one whose random part came out
-// smaller.
-func nextID(prev string) string {
-	for {
-		next := id.New(idPrefix)
-		if next > prev {
-			return next
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // stageWorkTree stages the whole work tree into the shadow index (inside
