@@ -739,3 +739,36 @@ func TestExcludingATrackedDirectoryDropsIt(t *testing.T) {
 		t.Errorf("cache/blob: %q %v", b, err)
 	}
 }
+
+func TestRestoreKeepsTheExecutableBit(t *testing.T) {
+	ctx := testCtx(t)
+	c := newCheckpointer(t, Options{})
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{"deleted.sh*": "#!/bin/sh\n", "made-exec.txt": "plain\n", "made-plain.sh*": "#!/bin/sh\n", "edited.sh*": "#!/bin/sh\necho 1\n"})
+	want := snapshot(t, ws)
+	c0, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(ws, "deleted.sh")); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, ws, map[string]string{"made-exec.txt*": "plain\n", "made-plain.sh": "#!/bin/sh\n", "edited.sh": "#!/bin/sh\necho 2\n"})
+	c1, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c1.Files) != 4 {
+		t.Fatalf("files = %+v", c1.Files)
+	}
+	plan, err := c.Restore(ctx, ws, RestoreRequest{From: c0.ID, To: c1.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range plan.Files {
+		if !f.Applied {
+			t.Errorf("%+v", f)
+		}
+	}
+	sameSnapshot(t, "modes", snapshot(t, ws), want)
+}
