@@ -38,7 +38,7 @@ func gitCmd(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeGitFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -55,12 +55,12 @@ func (e *env) gitSession(t *testing.T) (sessionJSON, string) {
 	t.Helper()
 	dir := t.TempDir()
 	gitCmd(t, dir, "init", "-q", "-b", "main")
-	writeFile(t, filepath.Join(dir, "a.txt"), "one\ntwo\n")
+	writeGitFile(t, filepath.Join(dir, "a.txt"), "one\ntwo\n")
 	gitCmd(t, dir, "add", "a.txt")
 	gitCmd(t, dir, "commit", "-q", "-m", "first")
 	gitCmd(t, dir, "branch", "other")
 	gitCmd(t, dir, "switch", "-q", "other")
-	writeFile(t, filepath.Join(dir, "a.txt"), "one\nTWO\n")
+	writeGitFile(t, filepath.Join(dir, "a.txt"), "one\nTWO\n")
 	gitCmd(t, dir, "commit", "-q", "-am", "on other")
 	gitCmd(t, dir, "switch", "-q", "main")
 	b, _ := json.Marshal(map[string]string{"workspace": dir})
@@ -99,8 +99,8 @@ func (e *env) gitStatus(t *testing.T, sid string) gitStatusJSON {
 	return st
 }
 
-// paths lists the paths of changes as "kind path".
-func paths(cs []struct{ Path, Kind string }) string {
+// gitChanges lists the paths of changes as "kind path".
+func gitChanges(cs []struct{ Path, Kind string }) string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, c.Kind+" "+c.Path)
@@ -156,10 +156,10 @@ func TestGitPanelFlow(t *testing.T) {
 		t.Fatalf("clean status: %+v", st)
 	}
 
-	writeFile(t, filepath.Join(dir, "a.txt"), "one\n2\nthree\n")
-	writeFile(t, filepath.Join(dir, "new file.txt"), "fresh\n")
+	writeGitFile(t, filepath.Join(dir, "a.txt"), "one\n2\nthree\n")
+	writeGitFile(t, filepath.Join(dir, "new file.txt"), "fresh\n")
 	st = e.gitStatus(t, s.ID)
-	if paths(st.Unstaged) != "modified a.txt" || strings.Join(st.Untracked, ",") != "new file.txt" || len(st.Staged) != 0 {
+	if gitChanges(st.Unstaged) != "modified a.txt" || strings.Join(st.Untracked, ",") != "new file.txt" || len(st.Staged) != 0 {
 		t.Fatalf("status after changes: %+v", st)
 	}
 
@@ -183,7 +183,7 @@ func TestGitPanelFlow(t *testing.T) {
 	r = e.req("POST", base+"stage", `{"paths":["a.txt","new file.txt"]}`)
 	r.want(t, http.StatusOK, "")
 	r.decode(t, &st)
-	if paths(st.Staged) != "modified a.txt, added new file.txt" || len(st.Unstaged) != 0 || len(st.Untracked) != 0 {
+	if gitChanges(st.Staged) != "modified a.txt, added new file.txt" || len(st.Unstaged) != 0 || len(st.Untracked) != 0 {
 		t.Fatalf("status after stage: %s", r.body)
 	}
 	r = e.req("GET", base+"diff?staged=1&path="+url.QueryEscape("new file.txt"), "")
@@ -197,7 +197,7 @@ func TestGitPanelFlow(t *testing.T) {
 	r = e.req("POST", base+"unstage", `{"paths":["new file.txt"]}`)
 	r.want(t, http.StatusOK, "")
 	r.decode(t, &st)
-	if paths(st.Staged) != "modified a.txt" || strings.Join(st.Untracked, ",") != "new file.txt" {
+	if gitChanges(st.Staged) != "modified a.txt" || strings.Join(st.Untracked, ",") != "new file.txt" {
 		t.Fatalf("status after unstage: %s", r.body)
 	}
 
@@ -284,7 +284,7 @@ func TestGitPanelFlow(t *testing.T) {
 	}
 
 	// A local change switching would overwrite: refused, the file kept.
-	writeFile(t, filepath.Join(dir, "a.txt"), "mine\n")
+	writeGitFile(t, filepath.Join(dir, "a.txt"), "mine\n")
 	e.req("POST", base+"switch", `{"branch":"main"}`).want(t, http.StatusConflict, "local_changes_would_be_overwritten")
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "mine\n" {
 		t.Errorf("a.txt after a refused switch: %q", b)
@@ -302,11 +302,11 @@ func TestGitBadInput(t *testing.T) {
 	s, dir := e.gitSession(t)
 	base := "/api/sessions/" + s.ID + "/git/"
 	outside := t.TempDir()
-	writeFile(t, filepath.Join(outside, "secret.txt"), "outside\n")
+	writeGitFile(t, filepath.Join(outside, "secret.txt"), "outside\n")
 	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "a.txt"), "changed\n")
+	writeGitFile(t, filepath.Join(dir, "a.txt"), "changed\n")
 	index := func() string {
 		return gitCmd(t, dir, "ls-files", "--stage") + "|" + gitCmd(t, dir, "diff", "--cached", "--name-only")
 	}
@@ -367,7 +367,7 @@ func TestGitCommitRunsNoHook(t *testing.T) {
 		}
 	}
 	base := "/api/sessions/" + s.ID + "/git/"
-	writeFile(t, filepath.Join(dir, "a.txt"), "hooked?\n")
+	writeGitFile(t, filepath.Join(dir, "a.txt"), "hooked?\n")
 	e.req("POST", base+"stage", `{"paths":["a.txt"]}`).want(t, http.StatusOK, "")
 	e.req("POST", base+"commit", `{"message":"no hooks"}`).want(t, http.StatusCreated, "")
 	e.req("POST", base+"switch", `{"branch":"other"}`).want(t, http.StatusOK, "")
@@ -391,7 +391,7 @@ func TestGitRoles(t *testing.T) {
 	e := newEnv(t, withGitDomain("example.org"))
 	s, dir := e.gitSession(t)
 	base := "/api/sessions/" + s.ID + "/git/"
-	writeFile(t, filepath.Join(dir, "a.txt"), "changed\n")
+	writeGitFile(t, filepath.Join(dir, "a.txt"), "changed\n")
 	viewer := e.login(e.addPerson("vic", auth.RoleViewer))
 	op := e.addPerson("olga", auth.RoleOperator)
 	opSess := e.login(op)
@@ -423,7 +423,7 @@ func TestGitRoles(t *testing.T) {
 // answered 504 git_timeout.
 func TestGitTimeout(t *testing.T) {
 	slow := filepath.Join(t.TempDir(), "git")
-	writeFile(t, slow, "#!/bin/sh\nexec sleep 30\n")
+	writeGitFile(t, slow, "#!/bin/sh\nexec sleep 30\n")
 	if err := os.Chmod(slow, 0o755); err != nil {
 		t.Fatal(err)
 	}
