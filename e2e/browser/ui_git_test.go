@@ -128,6 +128,18 @@ func TestUIGit(t *testing.T) {
 	b.setColorScheme("dark")
 	shootGit(t, b, dir, "git-changes-desktop-dark")
 
+	// Switching to feature would overwrite the changed notes.txt: refused,
+	// said, and the select still shows main.
+	b.setSelect("[data-testid=git-branch]", "feature")
+	b.waitVisible("[data-testid=git-error][data-code=local_changes_would_be_overwritten]")
+	if v := eval[string](b, q("[data-testid=git-branch]")+".value"); v != "main" {
+		t.Errorf("after a refused switch the select shows %q", v)
+	}
+	if got := gitIn(t, repo, "branch", "--show-current"); got != "main" {
+		t.Errorf("a refused switch moved to %q", got)
+	}
+	shootGit(t, b, dir, "git-switch-refused-desktop-dark")
+
 	for _, scheme := range []string{"light", "dark"} {
 		p := openBrowser(t, s, withWindow(375, 812))
 		p.setColorScheme(scheme)
@@ -138,6 +150,21 @@ func TestUIGit(t *testing.T) {
 		p.click(gitRow("notes.txt", "unstaged") + " .git-file-open")
 		p.waitJS("the diff", q("[data-testid=git-diff]")+"?.textContent.includes(\"and a person's\")")
 		shootGit(t, p, dir, "git-changes-phone-"+scheme)
+	}
+
+	// With notes.txt as committed, the switch goes through; the untracked
+	// todo.md rides along.
+	gitIn(t, repo, "checkout", "--", "notes.txt")
+	b.click("[data-testid=git-refresh]")
+	b.waitGone(gitRow("notes.txt", "unstaged"))
+	b.setSelect("[data-testid=git-branch]", "feature")
+	b.waitJS("the select on feature", q("[data-testid=git-branch]")+".value === 'feature'")
+	b.waitJS("the log of feature", q("[data-testid=git-log-item]")+"?.textContent.includes('Start the notes')")
+	if got := gitIn(t, repo, "branch", "--show-current"); got != "feature" {
+		t.Errorf("after the switch git is on %q", got)
+	}
+	if b.count("[data-testid=git-error]") != 0 {
+		t.Errorf("an error still shows after a good switch: %q", b.text("[data-testid=git-error]"))
 	}
 
 	// A workspace that is no repository: the tab says so.
@@ -164,5 +191,56 @@ func shootGit(t *testing.T, b *browser, dir, name string) {
 	t.Logf("screenshot: %s", b.screenshot(dir, name))
 	if w := eval[[]int](b, "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"); w[0] > w[1] {
 		t.Errorf("%s: the page scrolls sideways (%d px wide in a %d px viewport)", name, w[0], w[1])
+	}
+}
+
+// TestUIGitRoles: a signed-in operator's commit is authored as them; a
+// viewer sees the same status, diff and log without a button that writes.
+func TestUIGitRoles(t *testing.T) {
+	t.Parallel()
+	repo := t.TempDir()
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, repo, "add", "a.txt")
+	gitIn(t, repo, "commit", "-q", "-m", "one")
+	s := authServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("ok"))), e2etest.WithWorkspace(repo))
+
+	op := openBrowser(t, s)
+	op.signIn("otto", operatorPW)
+	sid := op.newSessionUI()
+	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	op.openGitTab()
+	op.click(gitRow("a.txt", "unstaged") + " [data-testid=git-stage]")
+	op.waitVisible(gitRow("a.txt", "staged"))
+	op.typeInto("[data-testid=git-commit-message]", "Two")
+	op.click("[data-testid=git-commit]")
+	op.waitJS("the log shows the commit", q("[data-testid=git-log-item]")+"?.textContent.includes('Two')")
+	if got := gitIn(t, repo, "log", "-1", "--format=%an <%ae>"); got != "otto <otto@localhost>" {
+		t.Errorf("author of the operator's commit: %q", got)
+	}
+
+	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vw := openBrowser(t, s)
+	vw.signIn("vera", viewerPW)
+	vw.openSessionReadOnly(sid)
+	vw.openGitTab()
+	vw.waitVisible(gitRow("a.txt", "unstaged"))
+	vw.click(gitRow("a.txt", "unstaged") + " .git-file-open")
+	vw.waitJS("the viewer's diff", q("[data-testid=git-diff]")+"?.textContent.includes('three')")
+	vw.waitJS("the viewer's log", q("[data-testid=git-log-item]")+"?.textContent.includes('Two')")
+	for _, sel := range []string{"[data-testid=git-stage]", "[data-testid=git-unstage]", "[data-testid=git-unstaged-all]",
+		"[data-testid=git-commit]", "[data-testid=git-commit-message]"} {
+		if n := vw.count(sel); n != 0 {
+			t.Errorf("a viewer sees %d of %s", n, sel)
+		}
+	}
+	if !eval[bool](vw, q("[data-testid=git-branch]")+".disabled") {
+		t.Error("a viewer's branch switcher is enabled")
 	}
 }

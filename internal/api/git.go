@@ -53,6 +53,16 @@ func gitStatusOf(code string) int {
 	return http.StatusBadRequest
 }
 
+// gitMessages are the plain words of refusals whose error text is git's
+// (kept in details.git).
+var gitMessages = map[string]string{
+	"not_a_git_repository":               "the session's workspace is not a git repository",
+	"nothing_to_commit":                  "nothing is staged: stage changes before committing",
+	"local_changes_would_be_overwritten": "switching would overwrite changes in the work tree: commit or undo them first; nothing was changed",
+	"unmerged_paths":                     "the work tree has unresolved conflicts: resolve and stage them first",
+	"git_timeout":                        "git did not finish in time and was stopped",
+}
+
 // gitFail answers a gitrepo error with its stable code; anything else
 // goes to fail.
 func (a *API) gitFail(w http.ResponseWriter, r *http.Request, err error) {
@@ -61,17 +71,21 @@ func (a *API) gitFail(w http.ResponseWriter, r *http.Request, err error) {
 		a.fail(w, r, err)
 		return
 	}
-	msg := err.Error()
+	msg := strings.TrimPrefix(err.Error(), code+": ")
+	var details map[string]any
 	var ge *gitrepo.GitError
-	if errors.As(err, &ge) {
+	switch {
+	case gitMessages[code] != "":
+		if msg != code && code != "not_a_git_repository" {
+			details = map[string]any{"git": msg}
+		}
+		msg = gitMessages[code]
+	case errors.As(err, &ge):
 		// git's own words help a person (a stale index.lock, say); the
 		// arguments are ours and say nothing new.
 		msg = "git " + ge.Args[0] + " failed: " + ge.Stderr
 	}
-	if code == "not_a_git_repository" {
-		msg = "the session's workspace is not a git repository"
-	}
-	writeError(w, gitStatusOf(code), code, msg, nil)
+	writeError(w, gitStatusOf(code), code, msg, details)
 }
 
 // gitRepo opens the session's workspace as a repository. found is false

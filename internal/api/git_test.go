@@ -2,12 +2,14 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -433,5 +435,36 @@ func TestGitTimeout(t *testing.T) {
 	e.req("GET", "/api/sessions/"+s.ID+"/git/status", "").want(t, http.StatusGatewayTimeout, "git_timeout")
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("the answer took %s", d)
+	}
+}
+
+// TestGitWritesSerialised: clicks on one workspace at once all succeed;
+// run side by side, git's index.lock would refuse all but one.
+func TestGitWritesSerialised(t *testing.T) {
+	e := newEnv(t)
+	s, dir := e.gitSession(t)
+	const n = 12
+	for i := range n {
+		writeGitFile(t, filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), "x\n")
+	}
+	codes := make(chan string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := e.req("POST", "/api/sessions/"+s.ID+"/git/stage", fmt.Sprintf(`{"paths":["f%02d.txt"]}`, i))
+			codes <- fmt.Sprintf("%d %s", r.code, r.errCode())
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	for c := range codes {
+		if c != "200 " {
+			t.Errorf("a concurrent stage answered %s", c)
+		}
+	}
+	if st := e.gitStatus(t, s.ID); len(st.Staged) != n {
+		t.Errorf("%d files staged, want %d", len(st.Staged), n)
 	}
 }

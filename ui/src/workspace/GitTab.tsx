@@ -183,7 +183,12 @@ function BranchSwitcher({ status, branches, disabled, onSwitch }: {
       <select
         data-testid="git-branch" value={status.branch} disabled={disabled || names.length < 2}
         onChange={(e) => {
-          const v = (e.target as HTMLSelectElement).value;
+          const sel = e.target as HTMLSelectElement;
+          const v = sel.value;
+          // The select shows the branch the work tree is on: back to it
+          // until the switch succeeds (the reload then moves it), so a
+          // refused switch does not leave the wrong name showing.
+          if (status.branch) sel.value = status.branch;
           if (v !== status.branch) onSwitch(v);
         }}
       >
