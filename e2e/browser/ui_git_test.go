@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,6 +206,10 @@ func TestUIGitRoles(t *testing.T) {
 	}
 	gitIn(t, repo, "add", "a.txt")
 	gitIn(t, repo, "commit", "-q", "-m", "one")
+	// More history than one page of the tab's log (20).
+	for i := range 22 {
+		gitIn(t, repo, "commit", "-q", "--allow-empty", "-m", fmt.Sprintf("step %02d", i))
+	}
 	s := authServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("ok"))), e2etest.WithWorkspace(repo))
 
 	op := openBrowser(t, s)
@@ -234,6 +239,15 @@ func TestUIGitRoles(t *testing.T) {
 	vw.click(gitRow("a.txt", "unstaged") + " .git-file-open")
 	vw.waitJS("the viewer's diff", q("[data-testid=git-diff]")+"?.textContent.includes('three')")
 	vw.waitJS("the viewer's log", q("[data-testid=git-log-item]")+"?.textContent.includes('Two')")
+	if n := vw.count("[data-testid=git-log-item]"); n != 20 {
+		t.Errorf("the log's first page has %d commits, want 20", n)
+	}
+	vw.click("[data-testid=git-log-more]")
+	vw.waitJS("the log's second page", qa("[data-testid=git-log-item]")+".length === 24")
+	vw.waitGone("[data-testid=git-log-more]")
+	if last := vw.lastText("[data-testid=git-log-item] .git-subject"); last != "one" {
+		t.Errorf("the log's oldest commit reads %q", last)
+	}
 	for _, sel := range []string{"[data-testid=git-stage]", "[data-testid=git-unstage]", "[data-testid=git-unstaged-all]",
 		"[data-testid=git-commit]", "[data-testid=git-commit-message]"} {
 		if n := vw.count(sel); n != 0 {
