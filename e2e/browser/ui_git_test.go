@@ -257,4 +257,14 @@ func TestUIGitRoles(t *testing.T) {
 	if !eval[bool](vw, q("[data-testid=git-branch]")+".disabled") {
 		t.Error("a viewer's branch switcher is enabled")
 	}
+
+	// The operator commits the change; the viewer's tab hears git.committed
+	// and reloads by itself.
+	op.click("[data-testid=git-refresh]")
+	op.click("[data-testid=git-unstaged-all]")
+	op.waitVisible(gitRow("a.txt", "staged"))
+	op.typeInto("[data-testid=git-commit-message]", "Three")
+	op.click("[data-testid=git-commit]")
+	vw.waitJS("the viewer's log shows the new commit", q("[data-testid=git-log-item] .git-subject")+"?.textContent === 'Three'")
+	vw.waitVisible("[data-testid=git-clean]")
 }

@@ -1,6 +1,6 @@
 // The Git tab's changed files, grouped as git sees them. A row opens its
-// diff; its button stages or unstages that file, the group's button all of
-// them. Viewers get the list without the buttons.
+// diff; its button stages or unstages that file, the group's button every
+// file of the group. Viewers get the list without the buttons.
 
 import { changePaths, KIND_LETTER, splitPath, type GitChange, type GitPick, type GitSide } from "./git";
 
@@ -15,8 +15,6 @@ interface Props {
   onPick: (p: GitPick) => void;
   onStage: (paths: string[]) => void;
   onUnstage: (paths: string[]) => void;
-  onStageAll: () => void;
-  onUnstageAll: () => void;
 }
 
 export function GitChanges(p: Props) {
@@ -29,7 +27,7 @@ export function GitChanges(p: Props) {
       )}
       {p.staged.length > 0 && (
         <Group side="staged" title="Staged" changes={p.staged} {...p}
-          action={{ label: "Unstage", all: "Unstage all", run: (c) => p.onUnstage(changePaths(c)), runAll: p.onUnstageAll }} />
+          action={{ label: "Unstage", all: "Unstage all", run: (c) => p.onUnstage(changePaths(c)) }} />
       )}
       {p.unstaged.length > 0 && (
         <Group side="unstaged" title="Not staged" changes={p.unstaged} {...p}
@@ -47,7 +45,7 @@ interface GroupProps extends Props {
   side: GitSide;
   title: string;
   changes: GitChange[];
-  action: { label: string; all: string; run: (cs: GitChange[]) => void; runAll?: () => void };
+  action: { label: string; all: string; run: (cs: GitChange[]) => void };
 }
 
 function Group({ side, title, changes, action, canOperate, busy, pick, onPick }: GroupProps) {
@@ -57,7 +55,7 @@ function Group({ side, title, changes, action, canOperate, busy, pick, onPick }:
         <h3>{title} <span class="git-count">{changes.length}</span></h3>
         {canOperate && (
           <button type="button" class="btn btn-sm" data-testid={`git-${side}-all`} disabled={busy}
-            onClick={() => (action.runAll ? action.runAll() : action.run(changes))}>
+            onClick={() => action.run(changes)}>
             {action.all}
           </button>
         )}

@@ -12,7 +12,7 @@ import { useStore } from "../state/context";
 import { GitChanges } from "./GitChanges";
 import { GitDiffView } from "./GitDiffView";
 import { GitLog } from "./GitLog";
-import { changePaths, gitBase, type GitBranch, type GitPick, type GitStatus } from "./git";
+import { gitBase, type GitBranch, type GitPick, type GitStatus } from "./git";
 import type { TabProps } from "./tab";
 import "./git.css";
 
@@ -134,8 +134,6 @@ export function GitTab({ session, canOperate }: TabProps) {
           staged={staged} unstaged={unstaged} untracked={untracked} conflicted={conflicted}
           canOperate={canOperate} busy={busy} pick={pick} onPick={setPick}
           onStage={stage} onUnstage={unstage}
-          onStageAll={() => stage([...changePaths(unstaged), ...untracked, ...changePaths(conflicted)])}
-          onUnstageAll={() => unstage(changePaths(staged))}
         />
       )}
 
