@@ -131,7 +131,7 @@ type API struct {
 	// limiter slows repeated failed sign-ins.
 	limiter *loginLimiter
 	// gitLocks serialises the Git panel's writes per workspace.
-	gitLocks *keyedMutex
+	gitLocks *gitWriteLocks
 }
 
 // New returns the API.
@@ -163,7 +163,7 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 	}
 	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log, streams: netlimit.NewPerAddr(opt.MaxStreamsPerAddr),
 		reclaim:  &reclaimer{free: debug.FreeOSMemory, threshold: reclaimThreshold, delay: reclaimDelay, gap: reclaimGap},
-		accounts: account.New(st, params, opt.Now), limiter: newLoginLimiter(opt.Now), gitLocks: newKeyedMutex()}
+		accounts: account.New(st, params, opt.Now), limiter: newLoginLimiter(opt.Now), gitLocks: newGitWriteLocks()}
 }
 
 // route is one pattern of the mux and its handler.

@@ -144,7 +144,7 @@ func (a *API) gitStatus(w http.ResponseWriter, r *http.Request) {
 // optionally for ?path= only.
 func (a *API) gitDiff(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	staged, ok := flagParam(w, q.Get("staged"), "staged")
+	staged, ok := gitFlagParam(w, q.Get("staged"), "staged")
 	if !ok {
 		return
 	}
@@ -163,8 +163,8 @@ func (a *API) gitDiff(w http.ResponseWriter, r *http.Request) {
 	}{staged, d})
 }
 
-// flagParam reads a boolean query parameter: "", 0, false or 1, true.
-func flagParam(w http.ResponseWriter, v, name string) (bool, bool) {
+// gitFlagParam reads a boolean query parameter: "", 0, false or 1, true.
+func gitFlagParam(w http.ResponseWriter, v, name string) (bool, bool) {
 	switch v {
 	case "", "0", "false":
 		return false, true
@@ -333,27 +333,27 @@ func (a *API) gitSwitch(w http.ResponseWriter, r *http.Request) {
 	a.writeGitStatus(w, r, repo)
 }
 
-// keyedMutex is one mutex per key, dropped when nobody holds or waits
+// gitWriteLocks is one mutex per key, dropped when nobody holds or waits
 // for it: two clicks on one workspace would otherwise race for git's
 // index.lock and one would fail.
-type keyedMutex struct {
+type gitWriteLocks struct {
 	mu sync.Mutex
-	m  map[string]*keyedEntry
+	m  map[string]*gitWriteLock
 }
 
-type keyedEntry struct {
+type gitWriteLock struct {
 	mu   sync.Mutex
 	refs int
 }
 
-func newKeyedMutex() *keyedMutex { return &keyedMutex{m: map[string]*keyedEntry{}} }
+func newGitWriteLocks() *gitWriteLocks { return &gitWriteLocks{m: map[string]*gitWriteLock{}} }
 
 // lock locks key and returns its unlock.
-func (k *keyedMutex) lock(key string) func() {
+func (k *gitWriteLocks) lock(key string) func() {
 	k.mu.Lock()
 	e := k.m[key]
 	if e == nil {
-		e = &keyedEntry{}
+		e = &gitWriteLock{}
 		k.m[key] = e
 	}
 	e.refs++
