@@ -53,14 +53,22 @@ func gitStatusOf(code string) int {
 	return http.StatusBadRequest
 }
 
-// gitMessages are the plain words of refusals whose error text is git's
-// (kept in details.git).
-var gitMessages = map[string]string{
-	"not_a_git_repository":               "the session's workspace is not a git repository",
-	"nothing_to_commit":                  "nothing is staged: stage changes before committing",
-	"local_changes_would_be_overwritten": "switching would overwrite changes in the work tree: commit or undo them first; nothing was changed",
-	"unmerged_paths":                     "the work tree has unresolved conflicts: resolve and stage them first",
-	"git_timeout":                        "git did not finish in time and was stopped",
+// gitMessage is the plain words of a refusal whose error text is git's
+// (kept in details.git); "" for the others.
+func gitMessage(code string) string {
+	switch code {
+	case "not_a_git_repository":
+		return "the session's workspace is not a git repository"
+	case "nothing_to_commit":
+		return "nothing is staged: stage changes before committing"
+	case "local_changes_would_be_overwritten":
+		return "switching would overwrite changes in the work tree: commit or undo them first; nothing was changed"
+	case "unmerged_paths":
+		return "the work tree has unresolved conflicts: resolve and stage them first"
+	case "git_timeout":
+		return "git did not finish in time and was stopped"
+	}
+	return ""
 }
 
 // gitFail answers a gitrepo error with its stable code; anything else
@@ -75,11 +83,11 @@ func (a *API) gitFail(w http.ResponseWriter, r *http.Request, err error) {
 	var details map[string]any
 	var ge *gitrepo.GitError
 	switch {
-	case gitMessages[code] != "":
+	case gitMessage(code) != "":
 		if msg != code && code != "not_a_git_repository" {
 			details = map[string]any{"git": msg}
 		}
-		msg = gitMessages[code]
+		msg = gitMessage(code)
 	case errors.As(err, &ge):
 		// git's own words help a person (a stale index.lock, say); the
 		// arguments are ours and say nothing new.
