@@ -20,6 +20,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/account"
 	"github.com/caduceus-dev/caduceus/internal/auth"
 	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/gitrepo"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/identity"
 	"github.com/caduceus-dev/caduceus/internal/journal"
@@ -72,6 +73,11 @@ type Options struct {
 	// Now is the clock of sign-in rate limiting and accounts; nil means
 	// time.Now.
 	Now func() time.Time
+	// GitEmailDomain is the domain of a signed-in person's author email
+	// in Git panel commits (<name>@<domain>); "" means localhost.
+	GitEmailDomain string
+	// Git tunes the Git panel's git calls (binary, timeout, output bound).
+	Git gitrepo.Options
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -124,6 +130,8 @@ type API struct {
 	accounts *account.Manager
 	// limiter slows repeated failed sign-ins.
 	limiter *loginLimiter
+	// gitLocks serialises the Git panel's writes per workspace.
+	gitLocks *gitWriteLocks
 }
 
 // New returns the API.
@@ -155,7 +163,7 @@ func New(st store.Store, svc *control.Service, hub *journal.Hub, info Info, opt 
 	}
 	return &API{st: st, svc: svc, hub: hub, info: info, opt: opt, log: log, streams: netlimit.NewPerAddr(opt.MaxStreamsPerAddr),
 		reclaim:  &reclaimer{free: debug.FreeOSMemory, threshold: reclaimThreshold, delay: reclaimDelay, gap: reclaimGap},
-		accounts: account.New(st, params, opt.Now), limiter: newLoginLimiter(opt.Now)}
+		accounts: account.New(st, params, opt.Now), limiter: newLoginLimiter(opt.Now), gitLocks: newGitWriteLocks()}
 }
 
 // route is one pattern of the mux and its handler.
@@ -203,6 +211,16 @@ func (a *API) routes() []route {
 		{"GET /api/rules", a.listRules},
 		{"POST /api/rules", a.createRule},
 		{"DELETE /api/rules/{id}", a.deleteRule},
+
+		// Git panel (git.go).
+		{"GET /api/sessions/{id}/git/status", a.gitStatus},
+		{"GET /api/sessions/{id}/git/diff", a.gitDiff},
+		{"GET /api/sessions/{id}/git/log", a.gitLog},
+		{"GET /api/sessions/{id}/git/branches", a.gitBranches},
+		{"POST /api/sessions/{id}/git/stage", a.gitStage},
+		{"POST /api/sessions/{id}/git/unstage", a.gitUnstage},
+		{"POST /api/sessions/{id}/git/commit", a.gitCommit},
+		{"POST /api/sessions/{id}/git/switch", a.gitSwitch},
 	}
 }
 

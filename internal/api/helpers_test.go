@@ -19,6 +19,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/auth"
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/gitrepo"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/identity"
@@ -66,6 +67,9 @@ type envConfig struct {
 	token  string
 	secure bool
 	log    *slog.Logger
+	// The Git panel's git options and author email domain.
+	git       gitrepo.Options
+	gitDomain string
 }
 
 type envOpt func(*envConfig)
@@ -131,7 +135,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	ident := identity.New(st, identity.Config{Token: cfg.token, Loopback: true, Log: log})
 	params := testParams
 	aopt := api.Options{Heartbeat: cfg.heartbeat, LeaseWindow: cfg.lease, StreamWriteTimeout: cfg.streamWrite, MaxStreamsPerAddr: cfg.maxStreams,
-		Identity: ident, PasswordParams: &params, SecureCookies: cfg.secure}
+		Identity: ident, PasswordParams: &params, SecureCookies: cfg.secure, Git: cfg.git, GitEmailDomain: cfg.gitDomain}
 	if cfg.models {
 		aopt.Models = reg
 	}

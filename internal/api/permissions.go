@@ -79,6 +79,17 @@ var routePerms = map[string]perm{
 	"GET /api/rules":                   permRead,
 	"POST /api/rules":                  permOperate,
 	"DELETE /api/rules/{id}":           permOperate,
+
+	// Git panel: reads read, anything that changes the work tree,
+	// index or history operates.
+	"GET /api/sessions/{id}/git/status":   permRead,
+	"GET /api/sessions/{id}/git/diff":     permRead,
+	"GET /api/sessions/{id}/git/log":      permRead,
+	"GET /api/sessions/{id}/git/branches": permRead,
+	"POST /api/sessions/{id}/git/stage":   permOperate,
+	"POST /api/sessions/{id}/git/unstage": permOperate,
+	"POST /api/sessions/{id}/git/commit":  permOperate,
+	"POST /api/sessions/{id}/git/switch":  permOperate,
 }
 
 // permitted checks the request's principal against the route's entry and

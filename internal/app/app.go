@@ -189,7 +189,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
 		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel,
-		Identity: ident, SecureCookies: cfg.SecureCookies}, log)
+		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain}, log)
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
 	ui, err := web.New()

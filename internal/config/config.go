@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -77,6 +78,10 @@ type Config struct {
 	// requests: for a server behind a proxy that terminates TLS (a request
 	// that arrives over TLS gets Secure anyway).
 	SecureCookies bool
+	// GitEmailDomain is the domain of the author email of commits a
+	// signed-in person makes in the Git panel (<name>@<domain>); empty
+	// means localhost.
+	GitEmailDomain string
 	// Getenv reads provider keys (OPENAI_API_KEY, ...) when they are needed,
 	// so they are never copied into the configuration.
 	Getenv func(string) string
@@ -130,6 +135,7 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		fs.StringVar(&c.Addr, "addr", envOr(getenv, "CADUCEUS_ADDR", DefaultAddr), "listen address (env CADUCEUS_ADDR)")
 		fs.StringVar(&c.Runner, "runner", envOr(getenv, "CADUCEUS_RUNNER", RunnerInProcess), "where runs execute: inprocess, or none for the web tier only with separate `caduceus runner` processes (env CADUCEUS_RUNNER)")
 		fs.BoolVar(&c.SecureCookies, "secure-cookies", getenv("CADUCEUS_SECURE_COOKIES") == "1", "mark the sign-in cookie Secure, for a server behind a TLS-terminating proxy (env CADUCEUS_SECURE_COOKIES=1)")
+		fs.StringVar(&c.GitEmailDomain, "git-email-domain", getenv("CADUCEUS_GIT_EMAIL_DOMAIN"), "domain of the author email of a signed-in person's Git panel commits, <name>@<domain>; empty: localhost (env CADUCEUS_GIT_EMAIL_DOMAIN)")
 		fs.IntVar(&c.MaxRetries, "max-retries", 2, "automatic retries of a run whose runner died or whose provider failed transiently")
 		for _, l := range []struct {
 			p         *int
@@ -198,6 +204,10 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 	return c, c.finish()
 }
 
+// emailDomain is what --git-email-domain accepts: dot-separated labels of
+// letters, digits and hyphens.
+var emailDomain = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
+
 // finish checks and completes a parsed Config.
 func (c *Config) finish() error {
 	mode, err := policy.ParseMode(c.ApprovalMode)
@@ -209,6 +219,9 @@ func (c *Config) finish() error {
 	case RunnerInProcess, RunnerNone, RunnerOnly:
 	default:
 		return fmt.Errorf("runner must be inprocess or none, not %q", c.Runner)
+	}
+	if d := c.GitEmailDomain; d != "" && !emailDomain.MatchString(d) {
+		return fmt.Errorf("git-email-domain must be a domain such as example.com, not %q", d)
 	}
 	if c.DataDir == "" {
 		return errors.New("no data directory: set --data-dir or CADUCEUS_DATA_DIR (HOME is not set)")

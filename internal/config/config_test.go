@@ -46,6 +46,21 @@ func TestParseServe(t *testing.T) {
 					t.Fatalf("%+v", c)
 				}
 			}},
+		{name: "git email domain", env: map[string]string{"HOME": "/h", "CADUCEUS_GIT_EMAIL_DOMAIN": "example.org"}, args: []string{"--workspace", ws},
+			check: func(t *testing.T, c Config) {
+				if c.GitEmailDomain != "example.org" {
+					t.Fatalf("git email domain %q", c.GitEmailDomain)
+				}
+			}},
+		{name: "git email domain flag", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--git-email-domain", "dev.example-1.com"},
+			check: func(t *testing.T, c Config) {
+				if c.GitEmailDomain != "dev.example-1.com" {
+					t.Fatalf("git email domain %q", c.GitEmailDomain)
+				}
+			}},
+		{name: "git email domain with an at", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--git-email-domain", "me@example.org"}, wantErr: "git-email-domain must be a domain"},
+		{name: "git email domain with a space", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--git-email-domain", "example .org"}, wantErr: "git-email-domain must be a domain"},
+		{name: "git email domain with a bracket", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--git-email-domain", "x>y"}, wantErr: "git-email-domain must be a domain"},
 		{name: "bad runner mode", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--runner", "remote"}, wantErr: "runner must be"},
 		{name: "negative retries", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--max-retries", "-1"}, wantErr: "max-retries"},
 		{name: "connection bounds default", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws},
@@ -128,7 +143,8 @@ func TestParseRunner(t *testing.T) {
 	// serve-only flags are refused: a runner has no listener and no retry policy of its own.
 	// Each with a value serve would accept, so only the flag is refused.
 	for f, v := range map[string]string{"--addr": "127.0.0.1:1", "--runner": "none", "--max-retries": "1", "--retry-backoff": "1s",
-		"--read-timeout": "1s", "--write-timeout": "1s", "--idle-timeout": "1s", "--max-conns-per-addr": "1", "--max-streams-per-addr": "1"} {
+		"--read-timeout": "1s", "--write-timeout": "1s", "--idle-timeout": "1s", "--max-conns-per-addr": "1", "--max-streams-per-addr": "1",
+		"--git-email-domain": "example.org"} {
 		if _, err := ParseRunner([]string{"--workspace", ws, "--data-dir", "/d", f, v}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "not defined") {
 			t.Errorf("%s accepted by runner: %v", f, err)
 		}

@@ -48,6 +48,11 @@ const (
 	SessionUpdated Type = "session.updated" // a person changed a session's title or model
 	SessionDeleted Type = "session.deleted" // a session and its history were deleted
 
+	// Workspace: a person's act on the session's workspace, of no run
+	// (run_id ""), numbered with the session's lifecycle events but heard
+	// only by streams of that session.
+	GitCommitted Type = "git.committed" // a person committed through the Git panel
+
 	// Resync is never journaled: a stream sends it when it cannot honour the
 	// client's cursor, so the client reloads state instead of showing a gap.
 	Resync Type = "resync"
@@ -99,6 +104,7 @@ func Catalog() []Info {
 		{SessionCreated, TierDefault, false, "a session was created"},
 		{SessionUpdated, TierDefault, false, "a session was renamed or its model changed"},
 		{SessionDeleted, TierDefault, false, "a session was deleted"},
+		{GitCommitted, TierDefault, false, "a person committed in the Git panel"},
 		{Resync, TierDefault, false, "stream-only: cursor cannot be honoured"},
 	}
 }
@@ -110,5 +116,9 @@ func IsTerminal(t Type) bool { return t == RunDone }
 // every browser tab hears of whichever session it shows.
 func SessionTypes() []Type { return []Type{SessionCreated, SessionUpdated, SessionDeleted} }
 
-// IsSession reports whether t is a session lifecycle type.
-func IsSession(t Type) bool { return t == SessionCreated || t == SessionUpdated || t == SessionDeleted }
+// IsSession reports whether t is an event of a session rather than of a
+// run (run_id ""): the lifecycle types and a person's workspace acts
+// (git.committed). Only the lifecycle types reach every tab.
+func IsSession(t Type) bool {
+	return t == SessionCreated || t == SessionUpdated || t == SessionDeleted || t == GitCommitted
+}

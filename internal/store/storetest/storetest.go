@@ -50,6 +50,7 @@ func Run(t *testing.T, open Open) {
 		{"SessionEventsRefused", testSessionEventsRefused},
 		{"SessionEventsReplay", testSessionEventsReplay},
 		{"DeleteSessionKeepsTombstone", testDeleteSessionKeepsTombstone},
+		{"GitCommittedIsASessionEvent", testGitCommittedIsASessionEvent},
 		{"Controls", testControls},
 		{"Rules", testRules},
 		{"Runners", testRunners},

@@ -4,6 +4,7 @@
 
 import type { ReadonlySignal, Signal } from "@preact/signals";
 import type { Account } from "./auth";
+import type { Api } from "./api";
 import type { Command, Connection, Health, HumanRequest, Session, SessionState } from "./types";
 
 export interface Meta { version: string; demo_model: boolean; default_model: string; schema_version: number }
@@ -58,6 +59,9 @@ export interface Store {
   /** Who is signed in, what they may do, and the sign-in, token and user
    * actions (auth.ts). */
   account: Account;
+  /** The API client, for views with data of their own (the workspace
+   * tabs): it carries the credentials and the CSRF header. */
+  api: Api;
 
   // ---- act (each resolves to an ActionError on failure, null on success;
   // failures are also put in `toast`) ----

@@ -36,3 +36,6 @@ export interface CompactedP {
 }
 export interface DiagnosticP { level: "info" | "warning" | "error"; code: string; message: string; details?: Record<string, unknown> }
 export interface ResyncP { reason: string; cursor: number; last_id: number }
+
+/** git.committed: a person committed through the Git panel. */
+export interface GitCommittedP { hash: string; message: string; branch?: string; by?: ActorP }

@@ -96,6 +96,7 @@ export function newSessionModel(id: string): SessionModel {
       busyRun: signal<Run | null>(null),
       usage: signal({ total: zeroUsage(), contextTokens: 0, contextWindow: 0, model: "", provider: "", demo: false }),
       loaded: signal(false),
+      lastCommit: signal(""),
       cursor: 0,
     },
     byId: new Map(),
@@ -593,6 +594,10 @@ export const handlers: Record<EventType, Handler> = {
     const p = ev.payload as P.DiagnosticP;
     notice(m, ev, p.level, p.code, p.message, replay, p.details);
     if (p.code === "auto_approved") autoApproved(m, ev, p);
+  },
+  "git.committed": (m, ev) => {
+    // Not in the transcript: the Git tab reloads on it.
+    m.state.lastCommit.value = (ev.payload as P.GitCommittedP).hash ?? "";
   },
   "resync": () => {
     // Handled before reducing: the store drops the session and reloads its

@@ -20,7 +20,8 @@ export type EventType =
   | "approval.requested" | "approval.resolved"
   | "clarify.requested" | "clarify.resolved"
   | "todo.updated" | "context.warning" | "context.compacted"
-  | "diagnostic" | "resync";
+  | "diagnostic" | "resync"
+  | "git.committed";
 
 /** Session lifecycle: events of no run (run_id ""), which the store applies
  * to the sessions list. GET /api/events carries them from every session. */
@@ -237,6 +238,9 @@ export interface SessionState {
   usage: Signal<{ total: UsageTotals; contextTokens: number; contextWindow: number; model: string; provider: string; demo: boolean }>;
   /** Loaded from the snapshot; false while loading. */
   loaded: Signal<boolean>;
+  /** The hash of the last git.committed heard (live or replayed): the Git
+   * tab reloads when it moves. */
+  lastCommit: Signal<string>;
   /** Highest event id applied to this session. */
   cursor: number;
 }
