@@ -72,6 +72,10 @@ type Options struct {
 	// Now is the clock of sign-in rate limiting and accounts; nil means
 	// time.Now.
 	Now func() time.Time
+	// Uploads bound attachments; zero values mean the defaults.
+	Uploads UploadLimits
+	// Images says which models take image input; nil: none does.
+	Images ImageInput
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -200,6 +204,9 @@ func (a *API) routes() []route {
 		{"GET /api/requests", a.listRequests},
 		{"GET /api/requests/{id}", a.getRequest},
 		{"POST /api/requests/{id}/respond", a.respond},
+		// Attachments
+		{uploadsPattern, a.uploadFiles},
+		{"GET /api/sessions/{id}/uploads/{name}", a.getUpload},
 		{"GET /api/rules", a.listRules},
 		{"POST /api/rules", a.createRule},
 		{"DELETE /api/rules/{id}", a.deleteRule},
