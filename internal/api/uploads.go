@@ -165,6 +165,10 @@ func (a *API) uploadFiles(w http.ResponseWriter, r *http.Request) {
 		part.Close()
 		if err != nil {
 			undo()
+			// The rest of the body is read (MaxBytesReader bounds it) so
+			// the browser, still sending, gets the answer rather than a
+			// reset connection.
+			_, _ = io.Copy(io.Discard, r.Body)
 			a.uploadFailed(w, r, err, lim)
 			return
 		}
