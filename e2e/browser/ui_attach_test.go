@@ -183,6 +183,9 @@ func TestUIAttach(t *testing.T) {
 	runs := len(s.Runs(t, sid))
 	b.must("pick again", chromedp.SetUploadFiles("[data-testid=attach-input]", []string{pick}))
 	b.waitJS("the chip", qa("[data-testid=attach-chip][data-state=ready]")+".length === 1")
+	// Said before sending, from the model list…
+	b.waitJS("the note", q("[data-testid=composer-error]")+"?.textContent.includes('does not take images')")
+	// …and refused by the server when sent anyway.
 	b.typeInto(composerSel, "and this?")
 	b.press("Enter")
 	b.waitJS("the refusal", q("[data-testid=composer-error]")+"?.textContent.includes('does not take image input')")

@@ -231,7 +231,7 @@ function Editor({ session }: { session: SessionState | null }) {
   const items = menu.value;
   const queued = session?.queued.value ?? [];
   const blank = !text.value.trim() && !att.ready.length;
-  const shownError = error.value ?? attachError(att);
+  const shownError = error.value ?? attachError(att) ?? noImagesNote(store, att.list.value.some((p) => (p.att?.kind ?? (p.preview ? "image" : "file")) === "image"));
   const onDrop = (e: DragEvent) => {
     const files = Array.from(e.dataTransfer?.files ?? []);
     dragging.value = false;
@@ -345,6 +345,17 @@ function Editor({ session }: { session: SessionState | null }) {
       </div>
     </div>
   );
+}
+
+/** Says so before sending when an image is attached and the session's
+ * model is listed as one without image input (the server refuses such a
+ * message; a model the list does not name is left to the server). */
+function noImagesNote(store: Store, hasImage: boolean): string | null {
+  if (!hasImage) return null;
+  const id = store.activeId.value;
+  const ref = store.sessions.value.find((x) => x.id === id)?.model || store.meta.value?.default_model || "";
+  const m = store.models.value.find((x) => x.ref === ref);
+  return m && !m.images ? `The model ${ref} does not take images: choose one that does, or remove the image.` : null;
 }
 
 /** Runs a slash command; returns an error text for the composer. */

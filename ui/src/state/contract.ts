@@ -7,7 +7,7 @@ import type { Account } from "./auth";
 import type { Attachment, Command, Connection, Health, HumanRequest, Session, SessionState } from "./types";
 
 export interface Meta { version: string; demo_model: boolean; default_model: string; schema_version: number }
-export interface ModelChoice { ref: string; provider: string; label: string }
+export interface ModelChoice { ref: string; provider: string; label: string; /** Takes image input. */ images?: boolean }
 
 /** Why an action failed, shaped like the API's error body. */
 export interface ActionError { code: string; message: string; details?: Record<string, unknown> }

@@ -500,7 +500,8 @@ export const handlers: Record<EventType, Handler> = {
     if (h) {
       m.byId.set(im.id, im);
       h.item = im;
-      h.text = p.content;
+      // A message of attachments alone is shown by their names.
+      h.text = p.content || (p.attachments ?? []).map((a) => a.name).join(", ");
       syncQueued(m);
     } else push(m, im);
   },

@@ -734,7 +734,7 @@ export function createStore(): Store & StoreInternals {
   };
 
   const loadModels = async () => {
-    interface Provider { name: string; demo?: boolean; error?: string; models?: { ref: string; name: string; context_window?: number }[] }
+    interface Provider { name: string; demo?: boolean; error?: string; models?: { ref: string; name: string; context_window?: number; images?: boolean }[] }
     const r = await api.get<{ default: string; providers: Provider[] }>("/api/models");
     if (!r.ok) return;
     defaultRef = r.value.default;
@@ -742,7 +742,7 @@ export function createStore(): Store & StoreInternals {
     for (const p of r.value.providers ?? []) {
       for (const mo of p.models ?? []) {
         facts.set(mo.ref, { provider: p.name, demo: !!p.demo, contextWindow: mo.context_window ?? 0 });
-        out.push({ ref: mo.ref, provider: p.name, label: mo.name }); // grouped under the provider's name
+        out.push({ ref: mo.ref, provider: p.name, label: mo.name, ...(mo.images ? { images: true } : {}) }); // grouped under the provider's name
       }
     }
     models.value = out;
