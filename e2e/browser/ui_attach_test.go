@@ -202,6 +202,15 @@ func TestUIAttach(t *testing.T) {
 	m := openBrowser(t, s, withWindow(375, 812))
 	m.navigate("/s/" + sid)
 	m.waitJS("the thumbnail on a phone", loaded)
+	notes := filepath.Join(t.TempDir(), "a rather long name for a file of notes.txt")
+	if err := os.WriteFile(notes, []byte("notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.must("pick on a phone", chromedp.SetUploadFiles("[data-testid=attach-input]", []string{notes}))
+	m.waitJS("the chip on a phone", qa("[data-testid=attach-chip][data-state=ready]")+".length === 1")
+	if w := eval[float64](m, q("[data-testid=attach-chip]")+".getBoundingClientRect().right"); w > 375 {
+		t.Errorf("the chip overflows a 375 px screen: right edge %v", w)
+	}
 	for _, scheme := range []string{"light", "dark"} {
 		m.setColorScheme(scheme)
 		m.frames(2)
