@@ -64,8 +64,14 @@ func MessageTokens(m provider.Message) int64 {
 	for _, r := range m.ToolResults {
 		n += 8 + bytesToTokens(len(r.Content))
 	}
+	// Providers bill an image by its pixels, not its bytes; about this
+	// much for the sizes they scale images down to.
+	n += int64(len(m.Images)) * imageTokens
 	return n
 }
+
+// imageTokens is the estimate of one image input.
+const imageTokens = 1600
 
 func bytesToTokens(b int) int64 { return int64((b + 3) / 4) }
 

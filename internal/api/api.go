@@ -78,6 +78,10 @@ type Options struct {
 	GitEmailDomain string
 	// Git tunes the Git panel's git calls (binary, timeout, output bound).
 	Git gitrepo.Options
+	// Uploads bound attachments; zero values mean the defaults.
+	Uploads UploadLimits
+	// Images says which models take image input; nil: none does.
+	Images ImageInput
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -208,6 +212,9 @@ func (a *API) routes() []route {
 		{"GET /api/requests", a.listRequests},
 		{"GET /api/requests/{id}", a.getRequest},
 		{"POST /api/requests/{id}/respond", a.respond},
+		// Attachments
+		{uploadsPattern, a.uploadFiles},
+		{"GET /api/sessions/{id}/uploads/{name}", a.getUpload},
 		{"GET /api/rules", a.listRules},
 		{"POST /api/rules", a.createRule},
 		{"DELETE /api/rules/{id}", a.deleteRule},

@@ -70,6 +70,10 @@ type envConfig struct {
 	// The Git panel's git options and author email domain.
 	git       gitrepo.Options
 	gitDomain string
+	// Attachments: upload bounds, and which models take images (nil: the
+	// registry's word).
+	uploads api.UploadLimits
+	images  api.ImageInput
 }
 
 type envOpt func(*envConfig)
@@ -135,13 +139,16 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	ident := identity.New(st, identity.Config{Token: cfg.token, Loopback: true, Log: log})
 	params := testParams
 	aopt := api.Options{Heartbeat: cfg.heartbeat, LeaseWindow: cfg.lease, StreamWriteTimeout: cfg.streamWrite, MaxStreamsPerAddr: cfg.maxStreams,
-		Identity: ident, PasswordParams: &params, SecureCookies: cfg.secure, Git: cfg.git, GitEmailDomain: cfg.gitDomain}
+		Identity: ident, PasswordParams: &params, SecureCookies: cfg.secure, Uploads: cfg.uploads, Images: reg, Git: cfg.git, GitEmailDomain: cfg.gitDomain}
+	if cfg.images != nil {
+		aopt.Images = cfg.images
+	}
 	if cfg.models {
 		aopt.Models = reg
 	}
 	a := api.New(st, svc, hub, api.Info{Version: "test", SchemaVersion: sqlite.SchemaVersion, DefaultModel: reg.Default(),
 		Demo: reg.DemoOnly(), RunnerMode: "inprocess"}, aopt, log)
-	guard, err := httpguard.New(httpguard.Config{Addr: "127.0.0.1:0"})
+	guard, err := httpguard.New(httpguard.Config{Addr: "127.0.0.1:0", BodyLimit: api.BodyLimit(cfg.uploads)})
 	if err != nil {
 		t.Fatal(err)
 	}

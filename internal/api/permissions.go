@@ -90,6 +90,10 @@ var routePerms = map[string]perm{
 	"POST /api/sessions/{id}/git/unstage": permOperate,
 	"POST /api/sessions/{id}/git/commit":  permOperate,
 	"POST /api/sessions/{id}/git/switch":  permOperate,
+
+	// Attachments: uploading writes into the workspace.
+	"POST /api/sessions/{id}/uploads":       permOperate,
+	"GET /api/sessions/{id}/uploads/{name}": permRead,
 }
 
 // permitted checks the request's principal against the route's entry and

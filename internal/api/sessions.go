@@ -255,15 +255,20 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in struct {
-		Content string `json:"content"`
-		IfBusy  string `json:"if_busy"`
-		Model   string `json:"model"`
+		Content     string          `json:"content"`
+		IfBusy      string          `json:"if_busy"`
+		Model       string          `json:"model"`
+		Attachments []attachmentRef `json:"attachments"`
 	}
 	if !decode(w, r, &in) {
 		return
 	}
+	atts, ok := a.attachments(w, r, sid, in.Model, in.Attachments)
+	if !ok {
+		return
+	}
 	ru, err := a.svc.Send(r.Context(), sid, control.Message{Content: in.Content, IfBusy: in.IfBusy, Model: in.Model, By: actor(r),
-		TraceParent: a.opt.Tracer.TraceParent(r.Context())})
+		TraceParent: a.opt.Tracer.TraceParent(r.Context()), Attachments: atts})
 	if err != nil {
 		a.fail(w, r, err)
 		return

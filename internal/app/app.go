@@ -127,7 +127,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a := &App{cfg: cfg, log: log, st: st, models: reg}
 	var guard *httpguard.Guard
 	if webTier {
-		if guard, err = newGuard(ctx, cfg.Addr, cfg.Token, st); err != nil {
+		if guard, err = newGuard(ctx, cfg.Addr, cfg.Token, st, api.BodyLimit(uploadLimits(cfg))); err != nil {
 			st.Close()
 			return nil, err
 		}
@@ -189,7 +189,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
 		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel,
-		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain}, log)
+		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg}, log)
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
 	ui, err := web.New()
@@ -224,6 +224,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a.ln = netlimit.NewListener(ln, conn.MaxConnsPerAddr, log)
 	return a, nil
+}
+
+// uploadLimits are the upload bounds of cfg, defaults where it has none
+// (a Config not made by config.ParseServe, as in tests).
+func uploadLimits(cfg config.Config) api.UploadLimits {
+	l := api.UploadLimits{MaxFileBytes: cfg.UploadMaxBytes, MaxRequestBytes: cfg.UploadMaxRequestBytes}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = config.DefaultUploadMaxBytes
+	}
+	if l.MaxRequestBytes <= 0 {
+		l.MaxRequestBytes = config.DefaultUploadMaxRequestBytes
+	}
+	return l
 }
 
 // readHeaderTimeout bounds reading a request's headers (within the read

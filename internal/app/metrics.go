@@ -16,13 +16,14 @@ import (
 )
 
 // newGuard builds the guard of a listener on addr: off loopback it needs a
-// way to sign in, the token or an enabled account in st.
-func newGuard(ctx context.Context, addr, token string, st store.Reader) (*httpguard.Guard, error) {
+// way to sign in, the token or an enabled account in st. bodyLimit names
+// the requests allowed a larger body (nil: none).
+func newGuard(ctx context.Context, addr, token string, st store.Reader, bodyLimit func(*http.Request) int64) (*httpguard.Guard, error) {
 	accounts, err := identity.EnabledAccounts(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	return httpguard.New(httpguard.Config{Addr: addr, Token: token, Accounts: accounts})
+	return httpguard.New(httpguard.Config{Addr: addr, Token: token, Accounts: accounts, BodyLimit: bodyLimit})
 }
 
 // metricsServer serves GET /metrics for a runner process, which has no
@@ -36,7 +37,7 @@ type metricsServer struct {
 }
 
 func listenMetrics(ctx context.Context, addr, token string, st store.Store, metrics http.Handler, log *slog.Logger) (*metricsServer, error) {
-	guard, err := newGuard(ctx, addr, token, st)
+	guard, err := newGuard(ctx, addr, token, st, nil)
 	if err != nil {
 		return nil, fmt.Errorf("metrics-addr: %w", err)
 	}

@@ -21,14 +21,18 @@ import (
 // Config is the resolved configuration of `caduceus serve` or
 // `caduceus runner`.
 type Config struct {
-	Addr        string
-	DataDir     string
-	Workspace   string
-	Token       string
-	DemoScript  string
-	ApprovalTTL time.Duration
-	Lease       time.Duration
-	Version     string
+	// UploadMaxBytes bounds one uploaded file, UploadMaxRequestBytes one
+	// upload request (several files); zero means the defaults.
+	UploadMaxBytes        int64
+	UploadMaxRequestBytes int64
+	Addr                  string
+	DataDir               string
+	Workspace             string
+	Token                 string
+	DemoScript            string
+	ApprovalTTL           time.Duration
+	Lease                 time.Duration
+	Version               string
 	// ConfigFile holds providers, models and prices (default
 	// <data-dir>/config.json; a missing file means none).
 	ConfigFile string
@@ -152,6 +156,21 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 			}
 			fs.IntVar(l.p, l.name, def, l.usage+" (env "+l.env+")")
 		}
+		for _, l := range []struct {
+			p         *int64
+			name, env string
+			def       int64
+			usage     string
+		}{
+			{&c.UploadMaxBytes, "upload-max-bytes", "CADUCEUS_UPLOAD_MAX_BYTES", DefaultUploadMaxBytes, "largest file the composer may attach, in bytes"},
+			{&c.UploadMaxRequestBytes, "upload-max-request-bytes", "CADUCEUS_UPLOAD_MAX_REQUEST_BYTES", DefaultUploadMaxRequestBytes, "largest upload request (all its files), in bytes; only the uploads route gets more than the API's 1 MiB"},
+		} {
+			def, err := int64Env(getenv, l.env, l.def)
+			if err != nil {
+				return c, err
+			}
+			fs.Int64Var(l.p, l.name, def, l.usage+" (env "+l.env+")")
+		}
 	} else {
 		c.Runner = RunnerOnly
 	}
@@ -215,6 +234,9 @@ func (c *Config) finish() error {
 		return fmt.Errorf("approval-mode: %w", err)
 	}
 	c.ApprovalMode = string(mode)
+	if c.UploadMaxBytes < 0 || c.UploadMaxRequestBytes < 0 || c.UploadMaxBytes > c.UploadMaxRequestBytes {
+		return fmt.Errorf("upload-max-bytes (%d) must be positive and at most upload-max-request-bytes (%d)", c.UploadMaxBytes, c.UploadMaxRequestBytes)
+	}
 	switch c.Runner {
 	case RunnerInProcess, RunnerNone, RunnerOnly:
 	default:
@@ -329,6 +351,25 @@ func intEnv(getenv func(string) string, k string, def int) (int, error) {
 	}
 	return n, nil
 }
+
+func int64Env(getenv func(string) string, k string, def int64) (int64, error) {
+	v := getenv(k)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s: want a positive number of bytes, got %q", k, v)
+	}
+	return n, nil
+}
+
+// Upload bounds by default: a phone photo or a PDF fits in the first; a
+// few of them in the second.
+const (
+	DefaultUploadMaxBytes        int64 = 20 << 20
+	DefaultUploadMaxRequestBytes int64 = 50 << 20
+)
 
 func durationEnv(getenv func(string) string, k string, def time.Duration) (time.Duration, error) {
 	v := getenv(k)

@@ -15,6 +15,16 @@ func TestParseServe(t *testing.T) {
 		check   func(t *testing.T, c Config)
 		wantErr string
 	}{
+		{name: "upload limits", env: map[string]string{"HOME": "/h", "CADUCEUS_UPLOAD_MAX_BYTES": "1000"}, args: []string{"--workspace", ws, "--upload-max-request-bytes", "5000"},
+			check: func(t *testing.T, c Config) {
+				if c.UploadMaxBytes != 1000 || c.UploadMaxRequestBytes != 5000 {
+					t.Fatalf("%d %d", c.UploadMaxBytes, c.UploadMaxRequestBytes)
+				}
+			}},
+		{name: "upload file limit over the request's", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--upload-max-bytes", "6000", "--upload-max-request-bytes", "5000"},
+			wantErr: "at most upload-max-request-bytes"},
+		{name: "upload limit not a number", env: map[string]string{"HOME": "/h", "CADUCEUS_UPLOAD_MAX_BYTES": "20MB"}, args: []string{"--workspace", ws},
+			wantErr: "CADUCEUS_UPLOAD_MAX_BYTES"},
 		{name: "defaults", env: map[string]string{"HOME": "/home/u"}, args: []string{"--workspace", ws},
 			check: func(t *testing.T, c Config) {
 				if c.Addr != DefaultAddr || c.DataDir != "/home/u/.local/share/caduceus" || c.Lease != 15*time.Second || c.ApprovalTTL != 0 {

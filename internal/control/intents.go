@@ -190,13 +190,22 @@ type Message struct {
 	// By is who sends it; run.queued and message.user record it, and so
 	// does the cancel of a run it interrupts. nil: nobody in particular.
 	By *event.Actor
+	// Attachments are files already saved in the session's workspace and
+	// checked by the caller (the API); message.user records them.
+	Attachments []event.Attachment
 }
+
+// MaxAttachments bounds the attachments of one message.
+const MaxAttachments = 20
 
 // Send starts a run for a user message, obeying IfBusy when the session
 // already has a busy run.
 func (s *Service) Send(ctx context.Context, sessionID string, m Message) (store.Run, error) {
-	if strings.TrimSpace(m.Content) == "" {
+	if strings.TrimSpace(m.Content) == "" && len(m.Attachments) == 0 {
 		return store.Run{}, errorf(CodeInvalidInput, "content must not be empty")
+	}
+	if len(m.Attachments) > MaxAttachments {
+		return store.Run{}, errorf(CodeInvalidInput, "a message carries at most %d attachments", MaxAttachments)
 	}
 	if len(m.Content) > MaxMessageBytes || !utf8.ValidString(m.Content) {
 		return store.Run{}, errorf(CodeInvalidInput, "content must be UTF-8 text of at most %d bytes", MaxMessageBytes)
@@ -248,10 +257,13 @@ func (s *Service) Send(ctx context.Context, sessionID string, m Message) (store.
 		}
 		drafts := []event.Draft{
 			{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued, Payload: event.RunQueuedPayload{Input: m.Content, Model: model, IfBusy: m.IfBusy, TraceParent: m.TraceParent, By: m.By}},
-			{RunID: r.ID, SessionID: sessionID, Type: event.MessageUser, Payload: event.MessageUserPayload{MessageID: id.New("msg"), Content: m.Content, By: m.By}},
+			{RunID: r.ID, SessionID: sessionID, Type: event.MessageUser, Payload: event.MessageUserPayload{MessageID: id.New("msg"), Content: m.Content, By: m.By, Attachments: m.Attachments}},
 		}
 		if sess.Title == "" {
 			sess.Title = titleFrom(m.Content)
+			if sess.Title == "" && len(m.Attachments) > 0 {
+				sess.Title = titleFrom(m.Attachments[0].Name)
+			}
 			drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: sessionID, Type: event.TitleUpdated, Payload: event.TitlePayload{Title: sess.Title}})
 		}
 		if _, err := tx.AppendEvents(ctx, "", drafts...); err != nil {

@@ -79,6 +79,25 @@ type MessageUserPayload struct {
 	Content   string `json:"content"`
 	// By is who sent the message.
 	By *Actor `json:"by,omitempty"`
+	// Attachments are files the person attached, saved in the workspace:
+	// their path, type and digest, never their bytes.
+	Attachments []Attachment `json:"attachments,omitempty"`
+}
+
+// Attachment kinds.
+const (
+	AttachImage = "image" // sent to the model as image input
+	AttachFile  = "file"  // named in the message text for the agent's tools
+)
+
+// Attachment is a file attached to a person's message.
+type Attachment struct {
+	Path   string `json:"path"` // relative to the session's workspace
+	Name   string `json:"name"`
+	MIME   string `json:"mime"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"` // hex digest when attached
+	Kind   string `json:"kind"`   // AttachImage or AttachFile
 }
 
 // DeltaPayload is the payload of message.delta and reasoning.delta.

@@ -26,6 +26,10 @@ type Config struct {
 	Accounts bool
 	// MaxBodyBytes caps request bodies; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyLimit gives the few requests that carry files (uploads) a cap
+	// of their own: it returns the cap for r, or 0 for MaxBodyBytes. Only
+	// the requests it names get more; nil names none.
+	BodyLimit func(r *http.Request) int64
 	// AllowedOrigins lists browser origins besides the server's own, such as
 	// "http://localhost:5173" for a UI dev server, that may make
 	// state-changing requests.
@@ -35,9 +39,10 @@ type Config struct {
 // Guard is an immutable request filter built by New; one Guard may wrap any
 // number of handlers and serve concurrent requests.
 type Guard struct {
-	loopback bool
-	maxBody  int64
-	allowed  map[string]bool
+	loopback  bool
+	maxBody   int64
+	bodyLimit func(r *http.Request) int64
+	allowed   map[string]bool
 }
 
 // New validates cfg and builds a Guard. It refuses a non-loopback Addr
@@ -45,9 +50,10 @@ type Guard struct {
 // server would hand agent control to anyone on the network.
 func New(cfg Config) (*Guard, error) {
 	g := &Guard{
-		loopback: IsLoopbackAddr(cfg.Addr),
-		maxBody:  cfg.MaxBodyBytes,
-		allowed:  make(map[string]bool, len(cfg.AllowedOrigins)),
+		loopback:  IsLoopbackAddr(cfg.Addr),
+		maxBody:   cfg.MaxBodyBytes,
+		bodyLimit: cfg.BodyLimit,
+		allowed:   make(map[string]bool, len(cfg.AllowedOrigins)),
 	}
 	switch {
 	case cfg.Token != "":
@@ -123,13 +129,14 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 		// Refusing before the handler runs spares it reading a body that
 		// would be cut off anyway; MaxBytesReader below covers bodies of
 		// unknown length.
-		if r.ContentLength > g.maxBody {
+		limit := g.limitFor(r)
+		if r.ContentLength > limit {
 			WriteError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge,
-				fmt.Sprintf("request body exceeds the limit of %d bytes", g.maxBody),
-				map[string]any{"limit_bytes": g.maxBody})
+				fmt.Sprintf("request body exceeds the limit of %d bytes", limit),
+				map[string]any{"limit_bytes": limit})
 			return
 		}
-		r = g.forward(w, r)
+		r = g.forward(w, r, limit)
 		next.ServeHTTP(w, r)
 	})
 }
@@ -137,12 +144,23 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 // forward returns the request the wrapped handler sees: a copy, so the
 // caller's request is left alone, with the body capped. Credentials are
 // the identity package's, which resolves and removes them.
-func (g *Guard) forward(w http.ResponseWriter, r *http.Request) *http.Request {
+func (g *Guard) forward(w http.ResponseWriter, r *http.Request, limit int64) *http.Request {
 	r = r.WithContext(r.Context())
 	if r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, g.maxBody)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 	}
 	return r
+}
+
+// limitFor is the body cap of r: BodyLimit's when it names r, else
+// MaxBodyBytes.
+func (g *Guard) limitFor(r *http.Request) int64 {
+	if g.bodyLimit != nil {
+		if n := g.bodyLimit(r); n > 0 {
+			return n
+		}
+	}
+	return g.maxBody
 }
 
 func setSecurityHeaders(h http.Header) {

@@ -54,6 +54,11 @@ type ModelInfo struct {
 	// tokens; ReasoningEffort is passed to OpenAI reasoning models.
 	ThinkingBudget  int    `json:"thinking_budget,omitempty"`
 	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	// Images says the model accepts image input. Off unless the built-in
+	// table or the config file says so: a message with an image to a
+	// model without it is refused before its run starts, which is kinder
+	// than a provider's error halfway through.
+	Images bool `json:"images,omitempty"`
 }
 
 // File is the config file (config.json in the data dir).

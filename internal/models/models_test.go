@@ -180,3 +180,27 @@ func TestCost(t *testing.T) {
 		t.Error("unpriced model has a cost")
 	}
 }
+
+func TestAcceptsImages(t *testing.T) {
+	f, err := ParseFile([]byte(`{"providers": {"local": {"type": "openai", "base_url": "http://127.0.0.1:1/v1", "models": ["tiny", "seer"]}},
+		"models": {"seer": {"images": true}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(f, env(map[string]string{"OPENAI_API_KEY": "k"}), factories(nil), &fakeClient{name: "demo", demo: true})
+	for _, tc := range []struct {
+		ref, model string
+		ok         bool
+	}{
+		{"demo", "demo", true},
+		{"openai/gpt-4o", "openai/gpt-4o", true},
+		{"gpt-4.1-mini-2025-04-14", "openai/gpt-4.1-mini-2025-04-14", true},
+		{"local/tiny", "local/tiny", false},
+		{"local/seer", "local/seer", true},
+	} {
+		model, ok, err := r.AcceptsImages(tc.ref)
+		if err != nil || model != tc.model || ok != tc.ok {
+			t.Errorf("AcceptsImages(%q) = %q %v %v, want %q %v", tc.ref, model, ok, err, tc.model, tc.ok)
+		}
+	}
+}

@@ -170,7 +170,9 @@ func (r *Registry) resolve(ctx context.Context, ref string, ask bool) (Resolved,
 		return Resolved{}, e.err
 	}
 	if e.name == DemoProvider {
-		return Resolved{Provider: e.client, ProviderName: DemoProvider, Model: "demo", Info: ModelInfo{ContextWindow: DefaultContextWindow}}, nil
+		// The demo model takes images (it describes their type and size),
+		// so the offline demo shows attachments end to end.
+		return Resolved{Provider: e.client, ProviderName: DemoProvider, Model: "demo", Info: ModelInfo{ContextWindow: DefaultContextWindow, Images: true}}, nil
 	}
 	if model == "" {
 		model = e.staticDefault()
@@ -186,6 +188,22 @@ func (r *Registry) resolve(ctx context.Context, ref string, ask bool) (Resolved,
 		}
 	}
 	return Resolved{Provider: e.client, ProviderName: e.name, Model: model, Info: r.Info(e.name, model)}, nil
+}
+
+// AcceptsImages reports whether the model ref names (as a run would
+// resolve it, "" for the default) accepts image input, and the
+// "provider/model" it resolved to, for the refusal to name. It never asks
+// a server (Peek): a model known only from a server's list it has not
+// fetched yet counts as without images.
+func (r *Registry) AcceptsImages(ref string) (string, bool, error) {
+	res, err := r.Peek(ref)
+	if err != nil {
+		return "", false, err
+	}
+	if res.ProviderName == DemoProvider {
+		return DemoProvider, res.Info.Images, nil
+	}
+	return res.Ref(), res.Info.Images, nil
 }
 
 // owner finds the provider of a bare model name.
@@ -298,6 +316,7 @@ type ModelView struct {
 	ContextWindow int64    `json:"context_window"`
 	Pricing       *Pricing `json:"pricing,omitempty"`
 	Default       bool     `json:"default,omitempty"`
+	Images        bool     `json:"images,omitempty"` // accepts image input
 }
 
 // Pricing is USD per million tokens.
@@ -332,9 +351,9 @@ func (r *Registry) List(ctx context.Context) []ProviderView {
 		}
 		for _, m := range ms {
 			info := r.Info(n, m)
-			mv := ModelView{Ref: n + "/" + m, Name: m, ContextWindow: info.ContextWindow}
+			mv := ModelView{Ref: n + "/" + m, Name: m, ContextWindow: info.ContextWindow, Images: info.Images}
 			if n == DemoProvider {
-				mv.Ref = DemoProvider
+				mv.Ref, mv.Images = DemoProvider, true
 			}
 			if info.InputPrice > 0 || info.OutputPrice > 0 {
 				mv.Pricing = &Pricing{Input: info.InputPrice, Cached: info.CachedPrice, Output: info.OutputPrice}

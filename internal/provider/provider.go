@@ -33,6 +33,23 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolResults answer the previous assistant message's ToolCalls (RoleTool).
 	ToolResults []ToolResult `json:"tool_results,omitempty"`
+	// Images the person attached (RoleUser). Providers send those with
+	// Data; the runner fills it in from the workspace when it builds the
+	// request, so history rebuilt from the journal never carries bytes.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is an image input of a user message.
+type Image struct {
+	// Path is relative to the workspace; MIME is image/png, image/jpeg,
+	// image/gif or image/webp (what every image-capable provider takes).
+	Path string `json:"path"`
+	MIME string `json:"mime"`
+	Size int64  `json:"size"`
+	// SHA256 (hex) is the content's digest when it was attached: a file
+	// changed since is not sent as if it were the same image.
+	SHA256 string `json:"sha256,omitempty"`
+	Data   []byte `json:"-"`
 }
 
 // Reasoning is one reasoning/thinking block.

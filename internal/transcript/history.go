@@ -1,6 +1,9 @@
 package transcript
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 )
@@ -68,7 +71,7 @@ func History(items []Item) (msgs []provider.Message, pending []Pending) {
 		switch it.Kind {
 		case KindUser:
 			flush(false)
-			msgs = append(msgs, provider.Message{Role: provider.RoleUser, Text: it.Text})
+			msgs = append(msgs, UserMessage(it.Text, it.Attachments))
 			continue
 		case KindRunEnd, KindNotice:
 			continue
@@ -141,4 +144,32 @@ func ResultText(t *Tool) string {
 	default:
 		return t.Status
 	}
+}
+
+// UserMessage is a person's message as the model sees it. Every
+// attachment is named at the end of the text, so the agent can read it
+// with its tools; images also travel as image input (their bytes are
+// loaded when the request is built, see provider.Image).
+func UserMessage(text string, atts []event.Attachment) provider.Message {
+	m := provider.Message{Role: provider.RoleUser, Text: text}
+	if len(atts) == 0 {
+		return m
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	for i, a := range atts {
+		if i == 0 && strings.TrimSpace(text) != "" {
+			b.WriteString("\n\n")
+		} else if i > 0 {
+			b.WriteString("\n")
+		}
+		label := "Attached"
+		if a.Kind == event.AttachImage {
+			label = "Attached image"
+			m.Images = append(m.Images, provider.Image{Path: a.Path, MIME: a.MIME, Size: a.Size, SHA256: a.SHA256})
+		}
+		fmt.Fprintf(&b, "%s: %s (%s, %d bytes)", label, a.Path, a.MIME, a.Size)
+	}
+	m.Text = b.String()
+	return m
 }

@@ -46,6 +46,8 @@ type Item struct {
 	Redacted  string     `json:"redacted,omitempty"` // opaque reasoning a provider encrypted
 	// Queued marks a user message whose run no runner has taken yet.
 	Queued bool `json:"queued,omitempty"`
+	// Attachments of a user message: files saved in the workspace.
+	Attachments []event.Attachment `json:"attachments,omitempty"`
 	// By names who sent a user message (message.user's by) or stopped a
 	// run (a cancelled run_end: run.done's by), as Approval.By names who
 	// answered: absent for the local user.
@@ -166,7 +168,7 @@ func (b *Builder) Add(e event.Event) {
 	case event.MessageUser:
 		var p event.MessageUserPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
-			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content, By: answeredBy(p.By)}, e)
+			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content, By: answeredBy(p.By), Attachments: p.Attachments}, e)
 		}
 	case event.MessageDelta, event.ReasoningDelta:
 		var p event.DeltaPayload

@@ -64,6 +64,7 @@ const (
 	blockRedacted   = "redacted_thinking"
 	blockToolUse    = "tool_use"
 	blockToolResult = "tool_result"
+	blockImage      = "image"
 )
 
 // block is one content block. One struct for every type keeps the repair
@@ -78,6 +79,8 @@ type block struct {
 	Name      string // tool_use
 	Input     json.RawMessage
 	IsError   bool
+	MediaType string // image
+	Bytes     []byte // image
 }
 
 func (b block) MarshalJSON() ([]byte, error) {
@@ -105,6 +108,16 @@ func (b block) MarshalJSON() ([]byte, error) {
 			Name  string          `json:"name"`
 			Input json.RawMessage `json:"input"`
 		}{b.Type, b.ID, b.Name, b.Input})
+	case blockImage:
+		type source struct {
+			Type      string `json:"type"`
+			MediaType string `json:"media_type"`
+			Data      []byte `json:"data"` // encoding/json writes base64
+		}
+		return json.Marshal(struct {
+			Type   string `json:"type"`
+			Source source `json:"source"`
+		}{b.Type, source{"base64", b.MediaType, b.Bytes}})
 	case blockToolResult:
 		return json.Marshal(struct {
 			Type      string `json:"type"`
@@ -247,6 +260,12 @@ func userBlocks(m provider.Message, ids *idMap) []block {
 	var bs []block
 	for _, r := range m.ToolResults {
 		bs = append(bs, resultBlock(ids.result(r.ToolCallID), r.Content, r.IsError))
+	}
+	// Images before the text that speaks of them, as Anthropic advises.
+	for _, im := range m.Images {
+		if im.Data != nil {
+			bs = append(bs, block{Type: blockImage, MediaType: im.MIME, Bytes: im.Data})
+		}
 	}
 	if hasText(m.Text) {
 		bs = append(bs, block{Type: blockText, Text: m.Text})

@@ -6,7 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"image"
+	_ "image/gif" // image.DecodeConfig reads the dimensions of attached images
+	_ "image/jpeg"
+	_ "image/png"
 	"iter"
+	"path"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -66,6 +71,11 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) iter.Seq2[p
 		if sc, ok := p.pick(userText); ok && turn < len(sc.Turns) {
 			steps = sc.Turns[turn].Steps
 		}
+		if d := describeImages(req.Messages, userIdx); d != "" && turn == 0 {
+			// The demo model cannot see; it says what it was given, which
+			// shows an attached image reached the model as image input.
+			steps = []Step{{Kind: KindText, Text: d, ChunkSize: 24}}
+		}
 		for _, st := range steps {
 			if !pl.step(st) {
 				return
@@ -105,6 +115,29 @@ func (p *Provider) pick(text string) (Scenario, bool) {
 		}
 	}
 	return Scenario{}, false
+}
+
+// describeImages describes the loaded images of message i by type, size
+// and dimensions; "" when it has none.
+func describeImages(msgs []provider.Message, i int) string {
+	if i < 0 {
+		return ""
+	}
+	var lines []string
+	for _, im := range msgs[i].Images {
+		if im.Data == nil {
+			continue
+		}
+		d := fmt.Sprintf("%s (%s, %d bytes", path.Base(im.Path), im.MIME, len(im.Data))
+		if c, _, err := image.DecodeConfig(bytes.NewReader(im.Data)); err == nil {
+			d += fmt.Sprintf(", %d×%d pixels", c.Width, c.Height)
+		}
+		lines = append(lines, "- "+d+")")
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("I am the offline demo model, so I cannot look at images, but I received %d as image input:\n\n%s", len(lines), strings.Join(lines, "\n"))
 }
 
 // lastUser returns the index and text of the last user message, or -1 and ""

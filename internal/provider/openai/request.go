@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -30,11 +31,23 @@ type streamOptions struct {
 
 type chatMessage struct {
 	Role string `json:"role"`
-	// Content is a pointer because an assistant message that only calls
-	// tools must send null, while every other message needs a string.
-	Content    *string        `json:"content"`
+	// Content is a *string, nil for an assistant message that only calls
+	// tools (the API wants null there), or a []contentPart for a user
+	// message with images.
+	Content    any            `json:"content"`
 	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+// contentPart is one part of a multi-part user message.
+type contentPart struct {
+	Type     string    `json:"type"` // "text" or "image_url"
+	Text     string    `json:"text,omitempty"`
+	ImageURL *imageURL `json:"image_url,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"` // a data: URL carrying the image itself
 }
 
 type chatToolCall struct {
@@ -141,6 +154,10 @@ func convertMessages(system string, msgs []provider.Message) ([]chatMessage, err
 	for i, m := range msgs {
 		switch m.Role {
 		case provider.RoleUser:
+			if parts := userParts(m); parts != nil {
+				out = append(out, chatMessage{Role: "user", Content: parts})
+				continue
+			}
 			if strings.TrimSpace(m.Text) == "" {
 				continue
 			}
@@ -170,6 +187,30 @@ func convertMessages(system string, msgs []provider.Message) ([]chatMessage, err
 		}
 	}
 	return out, nil
+}
+
+// userParts is a user message with loaded images as text and image_url
+// parts (images as data: URLs, which every compatible server that takes
+// images accepts); nil when it has none, so plain messages keep the plain
+// string form every server knows.
+func userParts(m provider.Message) []contentPart {
+	var parts []contentPart
+	if strings.TrimSpace(m.Text) != "" {
+		parts = append(parts, contentPart{Type: "text", Text: m.Text})
+	}
+	images := 0
+	for _, im := range m.Images {
+		if im.Data == nil {
+			continue
+		}
+		images++
+		parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{
+			URL: "data:" + im.MIME + ";base64," + base64.StdEncoding.EncodeToString(im.Data)}})
+	}
+	if images == 0 {
+		return nil
+	}
+	return parts
 }
 
 // argsText renders tool-call arguments as the compact JSON text the API

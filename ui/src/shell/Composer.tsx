@@ -18,6 +18,7 @@ import { useRetryTick } from "./useRetryTick";
 import { IClose, ISend, IStop } from "./icons";
 import { newSession } from "./newSession";
 import { useView, type ViewState } from "./view";
+import { AttachButton, AttachmentChips, attachError, useAttachments } from "./Attach";
 
 /** The composer shows a failure of what it sent next to the text it gave
  * back; the store also raised the same failure as a toast, which would say
@@ -92,6 +93,20 @@ function Editor({ session }: { session: SessionState | null }) {
 
   const menu = useComputed(() => (menuClosed.value ? null : menuFor(text.value, store.commands.value, store)));
 
+  // Files need a session to be saved in: the first one attached starts it,
+  // once, however many are attached together.
+  const starting = useRef<Promise<string | null> | null>(null);
+  const ensureSession = (): Promise<string | null> => {
+    if (store.activeId.peek()) return Promise.resolve(null);
+    starting.current ??= store.createSession().then((err) => {
+      starting.current = null;
+      return err ? ownError(store, err) : null;
+    });
+    return starting.current;
+  };
+  const att = useAttachments(store, ensureSession);
+  const dragging = useSignal(false);
+
   // Drafts survive switching sessions. Text typed for a session that never
   // loaded (e.g. its address named a deleted one) moves to the next one
   // rather than vanishing.
@@ -107,6 +122,9 @@ function Editor({ session }: { session: SessionState | null }) {
     }
     text.value = view.drafts.get(sid) ?? "";
     error.value = null;
+    // Uploads belong to the session they were saved in; a session the
+    // first attachment started is the same one, not another.
+    if (prev !== "") att.clear();
   }, [sid]);
 
   // Grow with the text up to ~40% of the viewport, then scroll inside.
@@ -127,8 +145,10 @@ function Editor({ session }: { session: SessionState | null }) {
 
   const submit = async () => {
     const raw = text.value;
-    if (!raw.trim()) return;
-    if (raw.startsWith("/") && !raw.startsWith("//")) {
+    const files = att.ready;
+    if (att.uploading) return;
+    if (!raw.trim() && !files.length) return;
+    if (!files.length && raw.startsWith("/") && !raw.startsWith("//")) {
       const err = await runCommand(raw.trim(), store, view);
       if (err) {
         error.value = err;
@@ -152,7 +172,8 @@ function Editor({ session }: { session: SessionState | null }) {
     // Sending while scrolled up: jump to the bottom to follow the answer.
     const target = store.activeId.peek();
     if (target) requestTranscriptPin(target);
-    const err = await store.send(content);
+    const err = await store.send(content, files);
+    if (!err && files.length) att.clear();
     if (err) {
       // Give the text back so nothing typed is lost.
       if (!text.value) setText(raw);
@@ -209,10 +230,30 @@ function Editor({ session }: { session: SessionState | null }) {
 
   const items = menu.value;
   const queued = session?.queued.value ?? [];
-  const blank = !text.value.trim();
+  const blank = !text.value.trim() && !att.ready.length;
+  const shownError = error.value ?? attachError(att) ?? noImagesNote(store, att.list.value.some((p) => (p.att?.kind ?? (p.preview ? "image" : "file")) === "image"));
+  const onDrop = (e: DragEvent) => {
+    const files = Array.from(e.dataTransfer?.files ?? []);
+    dragging.value = false;
+    if (!files.length) return;
+    e.preventDefault();
+    att.add(files);
+  };
 
   return (
-    <div class="composer-wrap">
+    <div
+      class={"composer-wrap" + (dragging.value ? " dragging" : "")}
+      data-testid="composer-wrap"
+      onDragOver={(e) => {
+        if (!e.dataTransfer?.types.includes("Files")) return;
+        e.preventDefault();
+        dragging.value = true;
+      }}
+      onDragLeave={(e) => {
+        if (!(e.currentTarget as HTMLElement).contains(e.relatedTarget as Node | null)) dragging.value = false;
+      }}
+      onDrop={onDrop}
+    >
       {view.helpOpen.value && <HelpPanel />}
       {queued.length > 0 && (
         <div class="queued" aria-label="Queued messages">
@@ -229,6 +270,7 @@ function Editor({ session }: { session: SessionState | null }) {
           </ul>
         </div>
       )}
+      <AttachmentChips a={att} />
       <div class="composer-box">
         {items && items.length > 0 && (
           <ul class="slash-menu" data-testid="slash-menu" role="listbox" id="slash-menu" aria-label="Commands">
@@ -262,28 +304,35 @@ function Editor({ session }: { session: SessionState | null }) {
           aria-autocomplete="list"
           aria-controls={items && items.length ? "slash-menu" : undefined}
           aria-activedescendant={items && items.length ? `slash-opt-${sel.value}` : undefined}
-          aria-invalid={error.value ? true : undefined}
-          aria-describedby={error.value ? "composer-error" : "composer-hint"}
+          aria-invalid={shownError ? true : undefined}
+          aria-describedby={shownError ? "composer-error" : "composer-hint"}
           value={text.value}
           onInput={(e) => setText(e.currentTarget.value)}
           onKeyDown={onKeyDown}
+          onPaste={(e) => {
+            const files = Array.from(e.clipboardData?.files ?? []);
+            if (!files.length) return;
+            e.preventDefault();
+            att.add(files);
+          }}
           onCompositionStart={() => (composing.current = true)}
           onCompositionEnd={() => (composing.current = false)}
         />
         <div class="composer-actions">
+          <AttachButton onFiles={(f) => att.add(f)} />
           {stoppable && (
             <button type="button" class="btn btn-stop" data-testid="stop" onClick={() => void store.stop()} disabled={status === "cancelling"} title="Stop the run (Esc)">
               <IStop size={14} /> {status === "cancelling" ? "Stopping" : "Stop"}
             </button>
           )}
-          <button type="button" class="btn btn-primary btn-send" data-testid="send" disabled={blank} onClick={() => void submit()} aria-label={busy ? "Queue message" : "Send message"} title={busy ? "Queue (Enter)" : "Send (Enter)"}>
+          <button type="button" class="btn btn-primary btn-send" data-testid="send" disabled={blank || att.uploading} onClick={() => void submit()} aria-label={busy ? "Queue message" : "Send message"} title={busy ? "Queue (Enter)" : "Send (Enter)"}>
             <ISend size={16} />
           </button>
         </div>
       </div>
       <div class="composer-foot">
-        {error.value ? (
-          <span class="composer-error" data-testid="composer-error" id="composer-error" role="alert">{error.value}</span>
+        {shownError ? (
+          <span class="composer-error" data-testid="composer-error" id="composer-error" role="alert">{shownError}</span>
         ) : detail ? (
           <span class="composer-status" data-testid="composer-status" id="composer-hint" role="status">
             {detail} · <kbd>Esc</kbd> stop
@@ -296,6 +345,17 @@ function Editor({ session }: { session: SessionState | null }) {
       </div>
     </div>
   );
+}
+
+/** Says so before sending when an image is attached and the session's
+ * model is listed as one without image input (the server refuses such a
+ * message; a model the list does not name is left to the server). */
+function noImagesNote(store: Store, hasImage: boolean): string | null {
+  if (!hasImage) return null;
+  const id = store.activeId.value;
+  const ref = store.sessions.value.find((x) => x.id === id)?.model || store.meta.value?.default_model || "";
+  const m = store.models.value.find((x) => x.ref === ref);
+  return m && !m.images ? `The model ${ref} does not take images: choose one that does, or remove the image.` : null;
 }
 
 /** Runs a slash command; returns an error text for the composer. */

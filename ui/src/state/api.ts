@@ -38,6 +38,12 @@ export interface Api {
   post<T>(path: string, body?: unknown): Promise<Result<T>>;
   patch<T>(path: string, body: unknown): Promise<Result<T>>;
   del(path: string): Promise<Result<void>>;
+  /** Posts form (multipart) and reports the bytes sent so far; fetch has
+   * no upload progress, so this one request goes through XMLHttpRequest. */
+  upload<T>(path: string, form: FormData, onProgress?: (sent: number, total: number) => void): Promise<Result<T>>;
+  /** GETs a file as a Blob (an image the page shows): an <img> could not
+   * carry the token. */
+  blob(path: string): Promise<Result<Blob>>;
 }
 
 /** The error every 401 resolves to; the token dialog explains it. */
@@ -129,5 +135,48 @@ export function createApi(auth: ApiAuth): Api {
     post: <T,>(path: string, body?: unknown) => request<T>("POST", path, body),
     patch: <T,>(path: string, body: unknown) => request<T>("PATCH", path, body),
     del: (path) => request<void>("DELETE", path),
+    blob: async (path: string) => {
+      const { sent, h } = headers("GET", false);
+      delete h.Accept;
+      let res: Response;
+      try {
+        res = await fetch(path, { headers: h, cache: "no-store" });
+      } catch {
+        return { ok: false, error: { code: "network", message: "Cannot reach the Caduceus server" }, status: 0 };
+      }
+      if (res.status === 401) {
+        auth.onUnauthorized(sent);
+        return { ok: false, error: UNAUTHORIZED, status: 401 };
+      }
+      if (!res.ok) return { ok: false, error: await errorOf(res), status: res.status };
+      return { ok: true, value: await res.blob() };
+    },
+    upload: <T,>(path: string, form: FormData, onProgress?: (sent: number, total: number) => void) =>
+      new Promise<Result<T>>((resolve) => {
+        const { sent, h } = headers("POST", false);
+        const x = new XMLHttpRequest();
+        x.open("POST", path);
+        for (const [k, v] of Object.entries(h)) x.setRequestHeader(k, v);
+        x.upload.onprogress = (e) => onProgress?.(e.loaded, e.total);
+        x.onerror = () => resolve({ ok: false, error: { code: "network", message: "The upload did not reach the server (is the file larger than it accepts?)" }, status: 0 });
+        x.onload = async () => {
+          if (x.status === 401) {
+            auth.onUnauthorized(sent);
+            resolve({ ok: false, error: UNAUTHORIZED, status: 401 });
+            return;
+          }
+          if (x.status < 200 || x.status >= 300) {
+            const res = new Response(x.responseText, { status: x.status, headers: { "Content-Type": x.getResponseHeader("Content-Type") ?? "" } });
+            resolve({ ok: false, error: await errorOf(res), status: x.status });
+            return;
+          }
+          try {
+            resolve({ ok: true, value: JSON.parse(x.responseText) as T });
+          } catch {
+            resolve({ ok: false, error: { code: "bad_response", message: "The server sent an unreadable answer" }, status: x.status });
+          }
+        };
+        x.send(form);
+      }),
   };
 }

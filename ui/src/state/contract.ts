@@ -5,10 +5,10 @@
 import type { ReadonlySignal, Signal } from "@preact/signals";
 import type { Account } from "./auth";
 import type { Api } from "./api";
-import type { Command, Connection, Health, HumanRequest, Session, SessionState } from "./types";
+import type { Attachment, Command, Connection, Health, HumanRequest, Session, SessionState } from "./types";
 
 export interface Meta { version: string; demo_model: boolean; default_model: string; schema_version: number }
-export interface ModelChoice { ref: string; provider: string; label: string }
+export interface ModelChoice { ref: string; provider: string; label: string; /** Takes image input. */ images?: boolean }
 
 /** Why an action failed, shaped like the API's error body. */
 export interface ActionError { code: string; message: string; details?: Record<string, unknown> }
@@ -75,8 +75,14 @@ export interface Store {
   createSession(): Promise<ActionError | null>;
   renameSession(id: string, title: string): Promise<ActionError | null>;
   deleteSession(id: string): Promise<ActionError | null>;
-  /** Sends a message to the active session; queued when busy. */
-  send(content: string): Promise<ActionError | null>;
+  /** Sends a message to the active session; queued when busy. Attachments
+   * are files uploadFiles saved. */
+  send(content: string, attachments?: Attachment[]): Promise<ActionError | null>;
+  /** Saves files in the active session's workspace for a message to
+   * attach; the error is the caller's to show (no toast). */
+  /** An attachment's content, for a thumbnail (null: unavailable). */
+  attachmentBlob(sessionId: string, path: string): Promise<Blob | null>;
+  uploadFiles(files: File[], onProgress?: (sent: number, total: number) => void): Promise<{ attachments?: Attachment[]; error?: ActionError }>;
   /** Cancels the active session's busy run (Stop / Esc / "/stop"). */
   stop(): Promise<ActionError | null>;
   /** Cancels one queued run (remove a queued message). */

@@ -495,12 +495,14 @@ export const handlers: Record<EventType, Handler> = {
     // Marked queued until a runner takes the run, like the server's fold.
     const queued = !m.started.has(ev.run_id) && !TERMINAL.has(m.runs.get(ev.run_id)?.status ?? "") ? true : undefined;
     const by = p.by && p.by.kind !== "local" ? p.by.name : undefined;
-    const im = newItem(ev, { id: p.message_id, kind: "user", text: p.content, queued, ...(by ? { by } : {}) }, replay);
+    const atts = p.attachments?.length ? { attachments: p.attachments } : {};
+    const im = newItem(ev, { id: p.message_id, kind: "user", text: p.content, queued, ...(by ? { by } : {}), ...atts }, replay);
     const h = m.held.get(ev.run_id);
     if (h) {
       m.byId.set(im.id, im);
       h.item = im;
-      h.text = p.content;
+      // A message of attachments alone is shown by their names.
+      h.text = p.content || (p.attachments ?? []).map((a) => a.name).join(", ");
       syncQueued(m);
     } else push(m, im);
   },

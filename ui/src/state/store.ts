@@ -46,7 +46,7 @@ import { createHealthWatch } from "./health";
 import { mergeFirstPage, mergePage, sortSessions } from "./sessionList";
 import { loadToken, saveToken } from "./token";
 import type {
-  Command, Connection, Envelope, EventType, Health, HumanRequest, Run, Session, Snapshot,
+  Attachment, Command, Connection, Envelope, EventType, Health, HumanRequest, Run, Session, Snapshot,
   SessionCreatedP, SessionDeletedP, SessionEventType, SessionUpdatedP,
 } from "./types";
 
@@ -613,11 +613,26 @@ export function createStore(): Store & StoreInternals {
       return null;
     },
 
-    async send(content) {
+    async send(content, attachments) {
       const id = activeId.peek();
       if (!id) return fail({ code: "no_session", message: "Open or create a session first." });
-      const r = await api.post<Run>(`/api/sessions/${id}/messages`, { content });
+      const body = attachments?.length ? { content, attachments: attachments.map((a) => ({ path: a.path })) } : { content };
+      const r = await api.post<Run>(`/api/sessions/${id}/messages`, body);
       return r.ok ? null : fail(r.error);
+    },
+
+    async attachmentBlob(sessionId, path) {
+      const r = await api.blob(attachmentURL(sessionId, path));
+      return r.ok ? r.value : null;
+    },
+
+    async uploadFiles(files, onProgress) {
+      const id = activeId.peek();
+      if (!id) return { error: { code: "no_session", message: "Open or create a session first." } };
+      const form = new FormData();
+      for (const f of files) form.append("file", f, f.name);
+      const r = await api.upload<{ attachments: Attachment[] }>(`/api/sessions/${id}/uploads`, form, onProgress);
+      return r.ok ? { attachments: r.value.attachments } : { error: r.error };
     },
 
     async stop() {
@@ -719,7 +734,7 @@ export function createStore(): Store & StoreInternals {
   };
 
   const loadModels = async () => {
-    interface Provider { name: string; demo?: boolean; error?: string; models?: { ref: string; name: string; context_window?: number }[] }
+    interface Provider { name: string; demo?: boolean; error?: string; models?: { ref: string; name: string; context_window?: number; images?: boolean }[] }
     const r = await api.get<{ default: string; providers: Provider[] }>("/api/models");
     if (!r.ok) return;
     defaultRef = r.value.default;
@@ -727,7 +742,7 @@ export function createStore(): Store & StoreInternals {
     for (const p of r.value.providers ?? []) {
       for (const mo of p.models ?? []) {
         facts.set(mo.ref, { provider: p.name, demo: !!p.demo, contextWindow: mo.context_window ?? 0 });
-        out.push({ ref: mo.ref, provider: p.name, label: mo.name }); // grouped under the provider's name
+        out.push({ ref: mo.ref, provider: p.name, label: mo.name, ...(mo.images ? { images: true } : {}) }); // grouped under the provider's name
       }
     }
     models.value = out;
@@ -738,3 +753,13 @@ export function createStore(): Store & StoreInternals {
 
 /** The label of the "server default" model choice, e.g. "Default (demo)". */
 export const defaultModelLabel = (meta: Meta | null) => (meta?.default_model ? `Default (${meta.default_model})` : "Default");
+
+/** Where an attachment's bytes are served: an upload by its own route; a
+ * file elsewhere in the workspace by the files route. */
+export function attachmentURL(sessionId: string, path: string): string {
+  const up = ".caduceus/uploads/";
+  if (path.startsWith(up) && !path.slice(up.length).includes("/")) {
+    return `/api/sessions/${sessionId}/uploads/${encodeURIComponent(path.slice(up.length))}`;
+  }
+  return `/api/sessions/${sessionId}/files/content?${new URLSearchParams({ path, raw: "1" })}`;
+}

@@ -157,6 +157,13 @@ export interface ToolInfo {
   started_ms?: number;
 }
 
+/** A file attached to a person's message, saved in the session's workspace
+ * (POST /api/sessions/{id}/uploads). Images go to the model as image
+ * input; other files are named in the message for the agent to read. */
+export interface Attachment {
+  path: string; name: string; mime: string; size: number; sha256?: string; kind: "image" | "file";
+}
+
 export type ItemKind = "user" | "assistant" | "reasoning" | "tool_call" | "run_end" | "compaction" | "notice";
 
 /** One transcript entry, as GET /api/sessions/{id}/messages returns it, then
@@ -179,6 +186,8 @@ export interface Item {
   /** A user message whose run no runner has taken yet (the server's fold
    * sets it; live, the run's status says the same). */
   queued?: boolean;
+  /** A user message's attached files. */
+  attachments?: Attachment[];
   /** Assistant text cut short that its resumed run answered again after
    * (folded away so nothing reads twice). */
   superseded?: boolean;

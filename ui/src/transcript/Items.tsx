@@ -1,6 +1,7 @@
 // One transcript entry per component. Each reads only its own item signal,
 // so a streaming delta re-renders the one entry it touches.
 
+import { MessageAttachments } from "./Attachments";
 import { Component, Fragment, createContext, type ComponentChildren } from "preact";
 import { useContext, useEffect, useRef, useState } from "preact/hooks";
 import type { ReadonlySignal } from "@preact/signals";
@@ -77,7 +78,14 @@ function UserMessage({ item }: { item: Item }) {
     <div class="msg-user">
       {item.by && item.by !== me && <div class="msg-author" data-testid="message-author">{item.by}</div>}
       {item.text ? <MessageActions item={item} /> : null}
-      <div class="bubble">{item.text ?? ""}</div>
+      {item.attachments?.length ? (
+        <div class="msg-user-body">
+          {item.text ? <div class="bubble">{item.text}</div> : null}
+          <MessageAttachments items={item.attachments} />
+        </div>
+      ) : (
+        <div class="bubble">{item.text ?? ""}</div>
+      )}
       {item.queued && <QueuedNote runId={item.run_id} />}
     </div>
   );
