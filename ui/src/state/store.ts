@@ -312,6 +312,8 @@ export function createStore(): Store & StoreInternals {
   const refreshLists = async (): Promise<void> => {
     const s = await api.get<SessionPage>(`/api/sessions?limit=${SESSIONS_PAGE}`);
     if (!s.ok) return;
+    const shown = activeId.peek();
+    const before = visibleSessions.peek();
     // Pending after the list, so it reflects at least the list's cursor.
     const r = await api.get<{ requests: HumanRequest[] }>("/api/requests?status=pending");
     batch(() => {
@@ -328,6 +330,16 @@ export function createStore(): Store & StoreInternals {
       for (const ev of buffer) if (ev.id > cur) applyLifecycle(ev, false);
       listCursor = Math.max(listCursor, cur);
     });
+    // A session deleted while the stream was away leaves the fresh list,
+    // and its session.deleted, older than the list's cursor, is skipped:
+    // if it is the one on screen, ask whether it still exists.
+    if (shown && activeId.peek() === shown && before.some((x) => x.id === shown) && !sessions.peek().some((x) => x.id === shown)) {
+      const g = await api.get<Session>(`/api/sessions/${shown}`);
+      if (!g.ok && g.error.code === "not_found" && activeId.peek() === shown) {
+        const kept = before.filter((x) => x.id === shown || sessions.peek().some((y) => y.id === x.id));
+        sessionGone(shown, "deleted", kept);
+      }
+    }
   };
 
   /** Appends the next page of sessions. A refetch that changed the paging
@@ -459,10 +471,10 @@ export function createStore(): Store & StoreInternals {
    * screen its neighbour in the list (the next older, else the next newer)
    * takes its place, or the empty state when none is left. `notice` says
    * why when it was on screen: "deleted" (someone else deleted it) or
-   * "missing" (it was already gone when we looked). */
-  const sessionGone = (id: string, notice: "deleted" | "missing" | null) => {
+   * "missing" (it was already gone when we looked). `list` is where its
+   * neighbours are looked up (by default the list as shown). */
+  const sessionGone = (id: string, notice: "deleted" | "missing" | null, list = visibleSessions.peek()) => {
     const shown = activeId.peek() === id;
-    const list = visibleSessions.peek();
     const i = list.findIndex((s) => s.id === id);
     const title = i >= 0 ? list[i].title : "";
     const next = i < 0 ? null : (list[i + 1] ?? list[i - 1] ?? null);
