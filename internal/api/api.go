@@ -72,6 +72,9 @@ type Options struct {
 	// Now is the clock of sign-in rate limiting and accounts; nil means
 	// time.Now.
 	Now func() time.Time
+	// Checkpoints records a checkpoint before a person's edit is saved;
+	// nil takes none.
+	Checkpoints EditCheckpointer
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -203,6 +206,12 @@ func (a *API) routes() []route {
 		{"GET /api/rules", a.listRules},
 		{"POST /api/rules", a.createRule},
 		{"DELETE /api/rules/{id}", a.deleteRule},
+		// Files (files.go)
+		{"GET /api/sessions/{id}/files", a.listFiles},
+		{"GET /api/sessions/{id}/files/content", a.getFileContent},
+		{"PUT /api/sessions/{id}/files/content", a.putFileContent},
+		{"GET /api/sessions/{id}/files/search", a.searchFiles},
+		{"GET /api/sessions/{id}/files/resolve", a.resolveFile},
 	}
 }
 

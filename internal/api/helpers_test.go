@@ -66,6 +66,8 @@ type envConfig struct {
 	token  string
 	secure bool
 	log    *slog.Logger
+	// options changes the API's Options last.
+	options []func(*api.Options)
 }
 
 type envOpt func(*envConfig)
@@ -134,6 +136,9 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 		Identity: ident, PasswordParams: &params, SecureCookies: cfg.secure}
 	if cfg.models {
 		aopt.Models = reg
+	}
+	for _, o := range cfg.options {
+		o(&aopt)
 	}
 	a := api.New(st, svc, hub, api.Info{Version: "test", SchemaVersion: sqlite.SchemaVersion, DefaultModel: reg.Default(),
 		Demo: reg.DemoOnly(), RunnerMode: "inprocess"}, aopt, log)

@@ -79,6 +79,13 @@ var routePerms = map[string]perm{
 	"GET /api/rules":                   permRead,
 	"POST /api/rules":                  permOperate,
 	"DELETE /api/rules/{id}":           permOperate,
+
+	// Files
+	"GET /api/sessions/{id}/files":         permRead,
+	"GET /api/sessions/{id}/files/content": permRead,
+	"PUT /api/sessions/{id}/files/content": permOperate,
+	"GET /api/sessions/{id}/files/search":  permRead,
+	"GET /api/sessions/{id}/files/resolve": permRead,
 }
 
 // permitted checks the request's principal against the route's entry and
