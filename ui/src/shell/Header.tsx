@@ -77,6 +77,11 @@ export function Header() {
             {statusText(status)}
           </span>
         )}
+        {session?.workspace && (
+          <span class="hdr-ws" data-testid="session-workspace" title={`Workspace: ${session.workspace}`}>
+            {session.workspace.replace(/\/+$/, "").split("/").pop() || "/"}
+          </span>
+        )}
       </div>
       <div class="hdr-tools">
         {id && <ModelPicker />}

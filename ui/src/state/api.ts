@@ -16,6 +16,12 @@ import type { ActionError } from "./contract";
  * not: network error or aborted). */
 export type Result<T> = { ok: true; value: T } | { ok: false; error: ActionError; status: number };
 
+/** A body sent as is rather than as JSON, with headers of its own: a
+ * file's new content for PUT .../files/content with its If-Match. */
+export class RawBody {
+  constructor(readonly data: BodyInit, readonly headers: Record<string, string>) {}
+}
+
 export interface ApiAuth {
   /** The token to send ("" = none). */
   token(): string;
@@ -82,13 +88,15 @@ export function createApi(auth: ApiAuth): Api {
   };
 
   const request = async <T>(method: string, path: string, body?: unknown, signal?: AbortSignal, retried = false): Promise<Result<T>> => {
-    const { sent, csrf, h } = headers(method, body !== undefined);
+    const raw = body instanceof RawBody ? body : null;
+    const { sent, csrf, h } = headers(method, body !== undefined && !raw);
+    if (raw) Object.assign(h, raw.headers);
     let res: Response;
     try {
       res = await fetch(path, {
         method,
         headers: h,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: raw ? raw.data : body === undefined ? undefined : JSON.stringify(body),
         signal,
         cache: "no-store",
       });

@@ -5,6 +5,7 @@
 import type { ReadonlySignal, Signal } from "@preact/signals";
 import type { Account } from "./auth";
 import type { Command, Connection, Health, HumanRequest, Session, SessionState } from "./types";
+import type { Api } from "./api";
 
 export interface Meta { version: string; demo_model: boolean; default_model: string; schema_version: number }
 export interface ModelChoice { ref: string; provider: string; label: string }
@@ -27,6 +28,9 @@ export type RunnerAlert =
   | { kind: "store_write"; reason: string };
 
 export interface Store {
+  /** The API client, with the credentials and the CSRF header: the
+   * workspace tabs fetch through it. */
+  api: Api;
   // ---- read ----
   meta: Signal<Meta | null>;
   sessions: Signal<Session[]>; // newest first (updated_at), the pages loaded so far
