@@ -101,6 +101,7 @@ func TestUIFiles(t *testing.T) {
 	}
 	b.click("[data-testid=file-row][data-path='src']")
 	b.waitVisible("[data-testid=file-row][data-path='src/server.go']")
+	shots(t, b, "files-tree")
 	b.typeInto("[data-testid=files-filter]", "note")
 	b.waitJS("the filter to hide logo.png", "!"+q("[data-testid=file-row][data-path='logo.png']"))
 	if b.count("[data-testid=file-row][data-path='notes.md']") != 1 {
@@ -187,6 +188,12 @@ func shots(t *testing.T, b *browser, name string) {
 	dir := screenshotDir(t)
 	for _, size := range [][2]int64{{1280, 800}, {375, 812}} {
 		b.must("viewport", chromedp.EmulateViewport(size[0], size[1]))
+		b.frames(2)
+		// A phone shows the pane as an overlay, closed after the resize.
+		if !b.visible("[data-testid=files-tab]") {
+			b.click("[data-testid=activity-toggle]")
+			b.waitVisible("[data-testid=files-tab]")
+		}
 		for _, scheme := range []string{"light", "dark"} {
 			b.setColorScheme(scheme)
 			b.frames(2)
@@ -194,5 +201,10 @@ func shots(t *testing.T, b *browser, name string) {
 		}
 	}
 	b.must("viewport", chromedp.EmulateViewport(1280, 800))
+	b.frames(2)
+	if !b.visible("[data-testid=files-tab]") {
+		b.click("[data-testid=activity-toggle]")
+		b.waitVisible("[data-testid=files-tab]")
+	}
 	b.setColorScheme("light")
 }
