@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/caduceus-dev/caduceus/internal/api"
+	"github.com/caduceus-dev/caduceus/internal/auth"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/workspace"
 )
@@ -424,4 +425,38 @@ func TestMetaWorkspaces(t *testing.T) {
 	}
 	other := t.TempDir()
 	e.req("POST", "/api/sessions", `{"workspace":`+strconv.Quote(other)+`}`).want(t, 400, "workspace_not_allowed")
+}
+
+// TestFilesRoles: a viewer (and a read-scoped token) reads files but
+// saves nothing; an operator saves.
+func TestFilesRoles(t *testing.T) {
+	t.Parallel()
+	cp := &fakeCheckpoints{}
+	e := newEnv(t, withCheckpoints(cp))
+	s := e.session(t)
+	name := filepath.Join(e.ws, "a.txt")
+	writeFile(t, name, "one\n")
+	etag := workspace.ETag([]byte("one\n"))
+	viewer := e.login(e.addPerson("vic", auth.RoleViewer))
+	op := e.addPerson("ops", auth.RoleOperator)
+	opRead := e.addToken(op, auth.ScopeRead)
+	operator := e.login(op)
+
+	path := "/api/sessions/" + s.ID + "/files/content?path=a.txt"
+	for _, get := range []string{"/api/sessions/" + s.ID + "/files", path, path + "&raw=1", "/api/sessions/" + s.ID + "/files/search?q=one",
+		"/api/sessions/" + s.ID + "/files/resolve?path=a.txt"} {
+		if r := viewer.req("GET", get, ""); r.code != 200 {
+			t.Fatalf("viewer GET %s: %d %s", get, r.code, r.body)
+		}
+	}
+	viewer.req("PUT", path, "viewer's", "Content-Type", "text/plain", "If-Match", etag).want(t, 403, "forbidden")
+	e.req("PUT", path, "token's", append(bearer(opRead), "Content-Type", "text/plain", "If-Match", etag)...).want(t, 403, "forbidden")
+	if got := readFile(t, name); got != "one\n" || len(cp.taken()) != 0 {
+		t.Fatalf("refused saves wrote %q or took checkpoints %v", got, cp.taken())
+	}
+	operator.req("PUT", path, "two\n", "Content-Type", "text/plain", "If-Match", etag).want(t, 200, "")
+	calls := cp.taken()
+	if got := readFile(t, name); got != "two\n" || len(calls) != 1 || !strings.HasSuffix(calls[0], " a.txt user") {
+		t.Fatalf("operator's save: file %q, checkpoints %v", got, calls)
+	}
 }
