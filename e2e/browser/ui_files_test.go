@@ -208,3 +208,34 @@ func shots(t *testing.T, b *browser, name string) {
 	}
 	b.setColorScheme("light")
 }
+
+// TestUIWorkspaceChoice: with workspace roots configured, a new session
+// can be made in another workspace; one outside the roots is refused in
+// the dialog and nothing is created.
+func TestUIWorkspaceChoice(t *testing.T) {
+	t.Parallel()
+	def, other, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	s := e2etest.StartServer(t, e2etest.Scenarios(), e2etest.WithWorkspace(def), e2etest.WithWorkspaceRoots(def, other))
+	b := openBrowser(t, s)
+	b.navigate("/")
+	b.click("[data-testid=new-session-workspace]")
+	b.waitVisible("[data-testid=workspace-dialog]")
+	if got := eval[string](b, q("[data-testid=workspace-input]")+".value"); got != def {
+		t.Errorf("the dialog starts at %q, want the default %q", got, def)
+	}
+	b.clearInput("[data-testid=workspace-input]")
+	b.typeInto("[data-testid=workspace-input]", outside)
+	b.click("[data-testid=workspace-create]")
+	b.waitVisible("[data-testid=workspace-error]")
+	if got := b.text("[data-testid=workspace-error]"); !strings.Contains(got, "not under an allowed workspace root") {
+		t.Errorf("refusal says %q", got)
+	}
+	t.Logf("screenshot: %s", b.screenshot(screenshotDir(t), "files-workspace-dialog-1280-light"))
+	if n := b.count("[data-testid=session-list] li"); n != 0 {
+		t.Errorf("%d sessions after a refused workspace", n)
+	}
+	b.click(".ws-root[title='Use " + other + "']")
+	b.click("[data-testid=workspace-create]")
+	b.waitGone("[data-testid=workspace-dialog]")
+	b.waitJS("the new session's header", q("[data-testid=session-workspace]")+"?.title === "+js("Workspace: "+other))
+}
