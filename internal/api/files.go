@@ -382,9 +382,21 @@ func (a *API) resolveFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ref, err := ws.Resolve(p)
-	if err != nil {
+	switch {
+	case errors.Is(err, workspace.ErrNotFound):
+		// Most mentions the UI asks about are not files: a plain answer,
+		// not an error (a browser logs every 404).
+		writeJSON(w, http.StatusOK, resolved{Exists: false})
+		return
+	case err != nil:
 		a.failFile(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ref)
+	writeJSON(w, http.StatusOK, resolved{Exists: true, Ref: &ref})
+}
+
+// resolved is GET .../files/resolve's answer.
+type resolved struct {
+	Exists bool `json:"exists"`
+	*workspace.Ref
 }

@@ -389,11 +389,14 @@ func TestFilesSearchAndResolve(t *testing.T) {
 	e.req("GET", "/api/sessions/"+s.ID+"/files/search?q=x&kind=regex", "").want(t, 400, "invalid_input")
 	e.req("GET", "/api/sessions/"+s.ID+"/files/search?q=", "").want(t, 400, "invalid_query")
 
-	var ref workspace.Ref
+	var ref struct {
+		Exists bool `json:"exists"`
+		workspace.Ref
+	}
 	r := e.req("GET", "/api/sessions/"+s.ID+"/files/resolve?path="+url.QueryEscape("./src/server.go:3"), "")
 	r.want(t, 200, "")
 	r.decode(t, &ref)
-	if ref.Path != "src/server.go" || ref.Line != 3 || ref.Kind != workspace.KindFile {
+	if !ref.Exists || ref.Path != "src/server.go" || ref.Line != 3 || ref.Kind != workspace.KindFile {
 		t.Fatalf("ref = %+v", ref)
 	}
 	r = e.req("GET", "/api/sessions/"+s.ID+"/files/resolve?path="+url.QueryEscape(filepath.Join(e.ws, "README.md")+"#L1"), "")
@@ -402,7 +405,16 @@ func TestFilesSearchAndResolve(t *testing.T) {
 	if ref.Path != "README.md" || ref.Line != 1 {
 		t.Fatalf("absolute ref = %+v", ref)
 	}
-	e.req("GET", "/api/sessions/"+s.ID+"/files/resolve?path=nope.go:1", "").want(t, 404, "not_found")
+	var missing struct {
+		Exists *bool  `json:"exists"`
+		Path   string `json:"path"`
+	}
+	r = e.req("GET", "/api/sessions/"+s.ID+"/files/resolve?path=nope.go:1", "")
+	r.want(t, 200, "")
+	r.decode(t, &missing)
+	if missing.Exists == nil || *missing.Exists || missing.Path != "" {
+		t.Fatalf("a missing file resolves to %s", r.body)
+	}
 	e.req("GET", "/api/sessions/"+s.ID+"/files/resolve", "").want(t, 400, "invalid_path")
 }
 

@@ -43,8 +43,8 @@ export const saveFile = (api: Api, sid: string, path: string, text: string, etag
 export const searchFiles = (api: Api, sid: string, query: string, kind: "name" | "content", signal?: AbortSignal): Promise<Result<SearchResult>> =>
   api.get<SearchResult>(`${base(sid)}/search?${q({ q: query, kind })}`, signal);
 
-export const resolveRef = (api: Api, sid: string, mention: string): Promise<Result<Ref>> =>
-  api.get<Ref>(`${base(sid)}/resolve?${q({ path: mention })}`);
+export const resolveRef = (api: Api, sid: string, mention: string): Promise<Result<Ref & { exists: boolean }>> =>
+  api.get<Ref & { exists: boolean }>(`${base(sid)}/resolve?${q({ path: mention })}`);
 
 export const rawURL = (sid: string, path: string) => `${base(sid)}/content?${q({ path, raw: 1 })}`;
 export const downloadURL = (sid: string, path: string) => `${base(sid)}/content?${q({ path, download: 1 })}`;

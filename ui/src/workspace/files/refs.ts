@@ -65,7 +65,7 @@ function resolveCached(store: Store, session: string, mention: string): Promise<
   if (!m) st.cache.set(session, (m = new Map()));
   let p = m.get(mention);
   if (!p) {
-    p = resolveRef(store.api, session, mention).then((r) => (r.ok && r.value.kind === "file" ? r.value : null));
+    p = resolveRef(store.api, session, mention).then((r) => (r.ok && r.value.exists && r.value.kind === "file" ? r.value : null));
     m.set(mention, p);
   }
   return p;
