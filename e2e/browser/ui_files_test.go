@@ -112,6 +112,9 @@ func TestUIFiles(t *testing.T) {
 	// The image preview.
 	b.click("[data-testid=file-row][data-path='logo.png']")
 	b.waitJS("the image to load", q("[data-testid=file-image]")+"?.complete && "+q("[data-testid=file-image]")+".naturalWidth === 24")
+	if src := b.attr("[data-testid=file-image]", "src"); !strings.HasPrefix(src, "blob:") {
+		t.Errorf("the preview's src is %q, want the blob fetched with the API's credentials", src)
+	}
 	b.click("[data-testid=file-back]")
 
 	// Content search.

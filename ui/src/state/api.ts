@@ -44,7 +44,14 @@ export interface Api {
   post<T>(path: string, body?: unknown): Promise<Result<T>>;
   patch<T>(path: string, body: unknown): Promise<Result<T>>;
   del(path: string): Promise<Result<void>>;
+  /** GETs bytes (a workspace file for a preview or a download) with the
+   * same credentials, where an <img src> or a link would carry only the
+   * cookie. */
+  blob(path: string, signal?: AbortSignal): Promise<Result<Blob>>;
 }
+
+/** The body argument of a request whose answer is read as a Blob. */
+const AS_BLOB = Symbol("blob");
 
 /** The error every 401 resolves to; the token dialog explains it. */
 export const UNAUTHORIZED: ActionError = { code: "unauthorized", message: "This Caduceus server needs its access token." };
@@ -88,6 +95,8 @@ export function createApi(auth: ApiAuth): Api {
   };
 
   const request = async <T>(method: string, path: string, body?: unknown, signal?: AbortSignal, retried = false): Promise<Result<T>> => {
+    const asBlob = body === AS_BLOB;
+    if (asBlob) body = undefined;
     const raw = body instanceof RawBody ? body : null;
     const { sent, csrf, h } = headers(method, body !== undefined && !raw);
     if (raw) Object.assign(h, raw.headers);
@@ -124,6 +133,7 @@ export function createApi(auth: ApiAuth): Api {
       return { ok: false, error: e, status: res.status };
     }
     if (res.status === 204) return { ok: true, value: undefined as T };
+    if (asBlob) return { ok: true, value: (await res.blob()) as T };
     try {
       return { ok: true, value: (await res.json()) as T };
     } catch {
@@ -137,5 +147,6 @@ export function createApi(auth: ApiAuth): Api {
     post: <T,>(path: string, body?: unknown) => request<T>("POST", path, body),
     patch: <T,>(path: string, body: unknown) => request<T>("PATCH", path, body),
     del: (path) => request<void>("DELETE", path),
+    blob: (path, signal) => request<Blob>("GET", path, AS_BLOB, signal),
   };
 }

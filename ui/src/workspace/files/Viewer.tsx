@@ -57,6 +57,41 @@ export function Viewer({ api, sid, path, line, canOperate, drafts, onClose, onSa
   }, [sid, path]);
   useEffect(() => setSel(line), [line, path]);
 
+  // Bytes come through the API client, which carries the credentials
+  // (a bearer token too, which an <img src> or a plain link would not).
+  const [imageURL, setImageURL] = useState<string | null>(null);
+  useEffect(() => {
+    if (!file || !isImage(file.mime)) return;
+    let url = "";
+    const ac = new AbortController();
+    void api.blob(file.raw_url, ac.signal).then((r) => {
+      if (r.ok) setImageURL((url = URL.createObjectURL(r.value)));
+      else if (r.error.code !== "aborted") setError(r.error.message);
+    });
+    return () => {
+      ac.abort();
+      if (url) URL.revokeObjectURL(url);
+      setImageURL(null);
+    };
+  }, [file?.raw_url, file?.mime]);
+
+  const download = async () => {
+    if (!file) return;
+    const r = await api.blob(file.download_url);
+    if (!r.ok) {
+      setError(r.error.message);
+      return;
+    }
+    const url = URL.createObjectURL(r.value);
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = file.path.split("/").pop() || "download";
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  };
+
   const lines = useMemo(() => (file?.text !== undefined ? codeLines(file.text, file.path) : []), [file]);
 
   useLayoutEffect(() => {
@@ -89,6 +124,7 @@ export function Viewer({ api, sid, path, line, canOperate, drafts, onClose, onSa
   };
 
   const head = (
+    <>
     <div class="fv-head">
       <button type="button" class="fv-back" onClick={onClose} aria-label="Back to the file tree" data-testid="file-back">←</button>
       <span class="fv-path" title={path} data-testid="file-path">{path}</span>
@@ -98,10 +134,12 @@ export function Viewer({ api, sid, path, line, canOperate, drafts, onClose, onSa
           <button type="button" class="btn btn-sm" data-testid="file-edit" onClick={() => setDraft({ text: file.text ?? "", etag: file.etag ?? "" })}>Edit</button>
         )}
         {file && (
-          <a class="btn btn-sm" href={file.download_url} download data-testid="file-download">Download</a>
+          <button type="button" class="btn btn-sm" data-testid="file-download" onClick={() => void download()}>Download</button>
         )}
       </span>
     </div>
+    {error && file && draft === null && <p class="fv-error" role="alert">{error}</p>}
+    </>
   );
 
   if (error && !file) {
@@ -149,7 +187,7 @@ export function Viewer({ api, sid, path, line, canOperate, drafts, onClose, onSa
     return (
       <div class="fv">
         {head}
-        <div class="fv-image"><img src={file.raw_url} alt={file.path} data-testid="file-image" /></div>
+        <div class="fv-image">{imageURL ? <img src={imageURL} alt={file.path} data-testid="file-image" /> : <p class="pane-empty">Loading…</p>}</div>
       </div>
     );
   }
@@ -158,10 +196,7 @@ export function Viewer({ api, sid, path, line, canOperate, drafts, onClose, onSa
       <div class="fv">
         {head}
         <p class="pane-empty" data-testid="file-note">
-          {file.binary ? "A binary file: it is not shown." : `Too large to show (${formatSize(file.size)}).`}{" "}
-          <a href={file.download_url} download>Download it</a>
-          {" or "}
-          <a href={file.raw_url} target="_blank" rel="noopener">open it raw</a>.
+          {file.binary ? "A binary file: it is not shown." : `Too large to show (${formatSize(file.size)}).`} Download it to open it.
         </p>
       </div>
     );
