@@ -108,6 +108,12 @@ func TestUIFiles(t *testing.T) {
 		t.Error("the filter hid notes.md")
 	}
 	b.clearInput("[data-testid=files-filter]")
+	// A file made behind the tree's back shows after Refresh.
+	if err := os.WriteFile(filepath.Join(ws, "later.txt"), []byte("later\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.click("[data-testid=files-refresh]")
+	b.waitVisible("[data-testid=file-row][data-path='later.txt']")
 
 	// The image preview.
 	b.click("[data-testid=file-row][data-path='logo.png']")

@@ -29,6 +29,8 @@ export function FilesTab({ session, canOperate }: TabProps) {
   const [results, setResults] = useState<SearchResult | null>(null);
   const [searchError, setSearchError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  // Bumped by Refresh: the tree is listed afresh (the agent changes files).
+  const [treeKey, setTreeKey] = useState(0);
   const abort = useRef<AbortController | null>(null);
 
   const first = useRef(true);
@@ -133,6 +135,7 @@ export function FilesTab({ session, canOperate }: TabProps) {
         </div>
       ) : (
         <>
+          <div class="files-filter-row">
           <input
             type="text"
             class="files-input files-filter"
@@ -142,7 +145,11 @@ export function FilesTab({ session, canOperate }: TabProps) {
             value={filter}
             onInput={(e) => setFilter((e.target as HTMLInputElement).value)}
           />
-          <Tree api={store.api} sid={sid} filter={filter} selected={null} onOpen={(p) => setOpen({ path: p, line: 0 })} />
+          <button type="button" class="btn btn-sm" data-testid="files-refresh" title="List the files again" onClick={() => setTreeKey((k) => k + 1)}>
+            Refresh
+          </button>
+          </div>
+          <Tree key={treeKey} api={store.api} sid={sid} filter={filter} selected={null} onOpen={(p) => setOpen({ path: p, line: 0 })} />
         </>
       )}
     </div>

@@ -133,6 +133,9 @@ export function Viewer({ api, sid, path, line, canOperate, drafts, onClose, onSa
         {file && file.text !== undefined && draft === null && canOperate && (
           <button type="button" class="btn btn-sm" data-testid="file-edit" onClick={() => setDraft({ text: file.text ?? "", etag: file.etag ?? "" })}>Edit</button>
         )}
+        {file && draft === null && (
+          <button type="button" class="btn btn-sm" data-testid="file-reload" title="Read the file again" onClick={() => void load()}>Reload</button>
+        )}
         {file && (
           <button type="button" class="btn btn-sm" data-testid="file-download" onClick={() => void download()}>Download</button>
         )}
