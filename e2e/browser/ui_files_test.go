@@ -248,3 +248,40 @@ func TestUIWorkspaceChoice(t *testing.T) {
 	b.waitGone("[data-testid=workspace-dialog]")
 	b.waitJS("the new session's header", q("[data-testid=session-workspace]")+"?.title === "+js("Workspace: "+other))
 }
+
+// TestUIFilesViewer: a viewer browses and reads the workspace but gets no
+// editor.
+func TestUIFilesViewer(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "readme.md"), []byte("# Read me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := authServer(t, e2etest.Scenarios(), e2etest.WithWorkspace(ws))
+	op := openBrowser(t, s)
+	op.signIn("otto", operatorPW)
+	op.click("[data-testid=new-session]")
+	op.waitJS("a session page", "location.pathname.startsWith('/s/')")
+	sid := op.sessionIDFromURL()
+
+	vw := openBrowser(t, s)
+	vw.signIn("vera", viewerPW)
+	vw.openSessionReadOnly(sid)
+	if !vw.visible("[data-testid=pane-tab-files]") {
+		vw.click("[data-testid=activity-toggle]")
+	}
+	vw.click("[data-testid=pane-tab-files]")
+	vw.waitVisible("[data-testid=files-readonly]")
+	vw.click("[data-testid=file-row][data-path='readme.md']")
+	vw.waitVisible("[data-testid=file-code]")
+	if vw.count("[data-testid=file-edit]") != 0 {
+		t.Error("a viewer is offered Edit")
+	}
+	if !vw.visible("[data-testid=file-download]") {
+		t.Error("a viewer cannot download")
+	}
+	// The operator may edit the same file.
+	op.click("[data-testid=pane-tab-files]")
+	op.click("[data-testid=file-row][data-path='readme.md']")
+	op.waitVisible("[data-testid=file-edit]")
+}
