@@ -241,7 +241,11 @@ func (a *API) streamFile(w http.ResponseWriter, r *http.Request, ws *workspace.W
 	h.Set("Cache-Control", "no-store")
 	if download {
 		h.Set("Content-Type", "application/octet-stream")
-		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(p)}))
+		cd := mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(p)})
+		if cd == "" { // a name the header cannot carry: the browser picks one
+			cd = "attachment"
+		}
+		h.Set("Content-Disposition", cd)
 	} else {
 		h.Set("Content-Type", inlineType(mt))
 	}
