@@ -57,6 +57,12 @@ func WithEnv(env map[string]string) ServerOpt {
 // WithWorkspace makes dir the default workspace of new sessions.
 func WithWorkspace(dir string) ServerOpt { return func(c *config.Config) { c.Workspace = dir } }
 
+// WithWorkspaceRoots lets sessions choose their workspace under dirs
+// (--workspace-root).
+func WithWorkspaceRoots(dirs ...string) ServerOpt {
+	return func(c *config.Config) { c.WorkspaceRoots = dirs }
+}
+
 // WithDataDir runs the server on data dir instead of a fresh one.
 func WithDataDir(dir string) ServerOpt { return func(c *config.Config) { c.DataDir = dir } }
 

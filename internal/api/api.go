@@ -82,6 +82,9 @@ type Options struct {
 	Uploads UploadLimits
 	// Images says which models take image input; nil: none does.
 	Images ImageInput
+	// Checkpoints records a checkpoint before a person's edit is saved;
+	// nil takes none.
+	Checkpoints EditCheckpointer
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -228,6 +231,12 @@ func (a *API) routes() []route {
 		{"POST /api/sessions/{id}/git/unstage", a.gitUnstage},
 		{"POST /api/sessions/{id}/git/commit", a.gitCommit},
 		{"POST /api/sessions/{id}/git/switch", a.gitSwitch},
+		// Files (files.go)
+		{"GET /api/sessions/{id}/files", a.listFiles},
+		{"GET /api/sessions/{id}/files/content", a.getFileContent},
+		{"PUT /api/sessions/{id}/files/content", a.putFileContent},
+		{"GET /api/sessions/{id}/files/search", a.searchFiles},
+		{"GET /api/sessions/{id}/files/resolve", a.resolveFile},
 	}
 }
 

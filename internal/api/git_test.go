@@ -55,7 +55,12 @@ func writeGitFile(t *testing.T, path, content string) {
 // where a.txt differs.
 func (e *env) gitSession(t *testing.T) (sessionJSON, string) {
 	t.Helper()
-	dir := t.TempDir()
+	// Under the server's workspace: a session's workspace must lie under
+	// an allowed root (--workspace-root, by default --workspace).
+	dir, err := os.MkdirTemp(e.ws, "repo-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	gitCmd(t, dir, "init", "-q", "-b", "main")
 	writeGitFile(t, filepath.Join(dir, "a.txt"), "one\ntwo\n")
 	gitCmd(t, dir, "add", "a.txt")

@@ -74,6 +74,8 @@ type envConfig struct {
 	// registry's word).
 	uploads api.UploadLimits
 	images  api.ImageInput
+	// options changes the API's Options last.
+	options []func(*api.Options)
 }
 
 type envOpt func(*envConfig)
@@ -145,6 +147,9 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	}
 	if cfg.models {
 		aopt.Models = reg
+	}
+	for _, o := range cfg.options {
+		o(&aopt)
 	}
 	a := api.New(st, svc, hub, api.Info{Version: "test", SchemaVersion: sqlite.SchemaVersion, DefaultModel: reg.Default(),
 		Demo: reg.DemoOnly(), RunnerMode: "inprocess"}, aopt, log)

@@ -94,6 +94,13 @@ var routePerms = map[string]perm{
 	// Attachments: uploading writes into the workspace.
 	"POST /api/sessions/{id}/uploads":       permOperate,
 	"GET /api/sessions/{id}/uploads/{name}": permRead,
+
+	// Files
+	"GET /api/sessions/{id}/files":         permRead,
+	"GET /api/sessions/{id}/files/content": permRead,
+	"PUT /api/sessions/{id}/files/content": permOperate,
+	"GET /api/sessions/{id}/files/search":  permRead,
+	"GET /api/sessions/{id}/files/resolve": permRead,
 }
 
 // permitted checks the request's principal against the route's entry and

@@ -325,7 +325,10 @@ func (a *API) meta(w http.ResponseWriter, r *http.Request) {
 	for _, i := range event.Catalog() {
 		types = append(types, string(i.Type))
 	}
+	roots, defWS := a.svc.WorkspaceRoots()
 	writeJSON(w, http.StatusOK, map[string]any{
+		// Workspaces: where new sessions may work (the new-session dialog).
+		"workspaces":     map[string]any{"default": defWS, "roots": roots},
 		"product":        "caduceus",
 		"version":        a.info.Version,
 		"schema_version": SchemaVersion,

@@ -185,6 +185,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return a, nil
 	}
 	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
+	if len(cfg.WorkspaceRoots) > 0 {
+		if err := svc.AllowWorkspaces(cfg.WorkspaceRoots); err != nil {
+			a.close()
+			return nil, err
+		}
+	}
 	conn := connBounds(cfg)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,

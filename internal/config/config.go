@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/policy"
@@ -93,6 +94,9 @@ type Config struct {
 	// writes besides the token and the provider keys in use: every secret
 	// the process hid from its environment at start.
 	Secrets []string
+	// WorkspaceRoots are the directories a new session's workspace may be
+	// chosen under (serve only); none means Workspace alone.
+	WorkspaceRoots []string
 	// Observability (see telemetry.go).
 	Telemetry
 }
@@ -140,6 +144,8 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		fs.StringVar(&c.Runner, "runner", envOr(getenv, "CADUCEUS_RUNNER", RunnerInProcess), "where runs execute: inprocess, or none for the web tier only with separate `caduceus runner` processes (env CADUCEUS_RUNNER)")
 		fs.BoolVar(&c.SecureCookies, "secure-cookies", getenv("CADUCEUS_SECURE_COOKIES") == "1", "mark the sign-in cookie Secure, for a server behind a TLS-terminating proxy (env CADUCEUS_SECURE_COOKIES=1)")
 		fs.StringVar(&c.GitEmailDomain, "git-email-domain", getenv("CADUCEUS_GIT_EMAIL_DOMAIN"), "domain of the author email of a signed-in person's Git panel commits, <name>@<domain>; empty: localhost (env CADUCEUS_GIT_EMAIL_DOMAIN)")
+		c.WorkspaceRoots = filepath.SplitList(getenv("CADUCEUS_WORKSPACE_ROOTS"))
+		fs.Var(&listFlag{v: &c.WorkspaceRoots}, "workspace-root", "a directory under which sessions may choose their workspace; repeat for several (env CADUCEUS_WORKSPACE_ROOTS, separated by ':'; default: --workspace only)")
 		fs.IntVar(&c.MaxRetries, "max-retries", 2, "automatic retries of a run whose runner died or whose provider failed transiently")
 		for _, l := range []struct {
 			p         *int
@@ -261,6 +267,14 @@ func (c *Config) finish() error {
 	}
 	if fi, err := os.Stat(c.Workspace); err != nil || !fi.IsDir() {
 		return fmt.Errorf("workspace %s is not a directory", c.Workspace)
+	}
+	for i, r := range c.WorkspaceRoots {
+		if c.WorkspaceRoots[i], err = filepath.Abs(r); err != nil {
+			return fmt.Errorf("workspace-root: %w", err)
+		}
+		if fi, err := os.Stat(c.WorkspaceRoots[i]); err != nil || !fi.IsDir() {
+			return fmt.Errorf("workspace-root %s is not a directory", c.WorkspaceRoots[i])
+		}
 	}
 	switch {
 	case c.Lease < time.Second:
@@ -392,4 +406,30 @@ func defaultDataDir(getenv func(string) string) string {
 		return filepath.Join(h, ".local", "share", "caduceus")
 	}
 	return ""
+}
+
+// listFlag is a repeatable string flag. The first use on the command line
+// replaces the environment's list rather than adding to it, as every
+// other flag wins over its variable.
+type listFlag struct {
+	v   *[]string
+	set bool
+}
+
+func (l *listFlag) String() string {
+	if l == nil || l.v == nil {
+		return ""
+	}
+	return strings.Join(*l.v, string(filepath.ListSeparator))
+}
+
+func (l *listFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("must not be empty")
+	}
+	if !l.set {
+		*l.v, l.set = nil, true
+	}
+	*l.v = append(*l.v, s)
+	return nil
 }

@@ -43,6 +43,20 @@ func TestParseServe(t *testing.T) {
 					t.Fatalf("addr %s", c.Addr)
 				}
 			}},
+		{name: "workspace roots from env, flags replace them", env: map[string]string{"HOME": "/h", "CADUCEUS_WORKSPACE_ROOTS": ws + ":" + ws + "/."},
+			check: func(t *testing.T, c Config) {
+				if len(c.WorkspaceRoots) != 2 || c.WorkspaceRoots[0] != ws || c.WorkspaceRoots[1] != ws {
+					t.Fatalf("roots %q", c.WorkspaceRoots)
+				}
+			}, args: []string{"--workspace", ws}},
+		{name: "workspace roots repeated", env: map[string]string{"HOME": "/h", "CADUCEUS_WORKSPACE_ROOTS": "/nope"},
+			args: []string{"--workspace", ws, "--workspace-root", ws, "--workspace-root", ws + "/."},
+			check: func(t *testing.T, c Config) {
+				if len(c.WorkspaceRoots) != 2 || c.WorkspaceRoots[0] != ws || c.WorkspaceRoots[1] != ws {
+					t.Fatalf("roots %q", c.WorkspaceRoots)
+				}
+			}},
+		{name: "workspace root missing", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--workspace-root", ws + "/nope"}, wantErr: "workspace-root"},
 		{name: "no home", args: []string{"--workspace", ws}, wantErr: "no data directory"},
 		{name: "workspace missing", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws + "/nope"}, wantErr: "not a directory"},
 		{name: "bad duration env", env: map[string]string{"HOME": "/h", "CADUCEUS_LEASE": "soon"}, args: []string{"--workspace", ws}, wantErr: "CADUCEUS_LEASE"},

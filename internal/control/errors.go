@@ -26,6 +26,9 @@ const (
 	// CodeInvalidUTF8 refuses text that is not valid UTF-8: invalid or
 	// overlong byte sequences, or a JSON escape of an unpaired surrogate.
 	CodeInvalidUTF8 = "invalid_utf8"
+	// CodeWorkspaceNotAllowed refuses a session workspace outside every
+	// configured workspace root.
+	CodeWorkspaceNotAllowed = "workspace_not_allowed"
 )
 
 // Error is a failure a client caused and can act on.

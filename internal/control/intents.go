@@ -36,13 +36,55 @@ type Service struct {
 	st        store.Store
 	w         *journal.Writer
 	workspace string // default workspace of new sessions
-	retry     RetryPolicy
+	// roots are the directories a session's workspace may be chosen
+	// under, as configured and with their symlinks resolved.
+	roots []workspaceRoot
+	retry RetryPolicy
 }
 
+type workspaceRoot struct{ given, real string }
+
 // NewService returns a Service. retry is the policy given to every run it
-// queues.
+// queues. New sessions may choose a workspace under workspace only until
+// AllowWorkspaces says otherwise.
 func NewService(st store.Store, w *journal.Writer, workspace string, retry RetryPolicy) *Service {
-	return &Service{st: st, w: w, workspace: workspace, retry: retry}
+	s := &Service{st: st, w: w, workspace: workspace, retry: retry}
+	if real, err := filepath.EvalSymlinks(workspace); err == nil {
+		s.roots = []workspaceRoot{{given: workspace, real: real}}
+	}
+	return s
+}
+
+// AllowWorkspaces replaces the roots a new session's workspace must lie
+// under (the directories themselves included). Each must be an existing
+// directory; symlinks in them are resolved once, here. Call it before the
+// Service serves requests: the roots are not guarded for concurrent use.
+func (s *Service) AllowWorkspaces(roots []string) error {
+	out := make([]workspaceRoot, 0, len(roots))
+	for _, r := range roots {
+		if !filepath.IsAbs(r) {
+			return fmt.Errorf("workspace root %q is not an absolute path", r)
+		}
+		real, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			return fmt.Errorf("workspace root: %w", err)
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			return fmt.Errorf("workspace root %q is not a directory", r)
+		}
+		out = append(out, workspaceRoot{given: filepath.Clean(r), real: real})
+	}
+	s.roots = out
+	return nil
+}
+
+// WorkspaceRoots returns the configured roots as given, for the new-session
+// dialog to offer, and the default workspace of new sessions.
+func (s *Service) WorkspaceRoots() (roots []string, def string) {
+	for _, r := range s.roots {
+		roots = append(roots, r.given)
+	}
+	return roots, s.workspace
 }
 
 // NewSession is the input of CreateSession.
@@ -60,7 +102,7 @@ func (s *Service) CreateSession(ctx context.Context, in NewSession) (store.Sessi
 	}
 	ws := s.workspace
 	if in.Workspace != "" {
-		if ws, err = checkWorkspace(in.Workspace); err != nil {
+		if ws, err = s.checkWorkspace(in.Workspace); err != nil {
 			return store.Session{}, err
 		}
 	}
@@ -83,7 +125,10 @@ func SessionInfo(s store.Session) event.SessionInfo {
 		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}}
 }
 
-func checkWorkspace(p string) (string, error) {
+// checkWorkspace accepts p when it is an existing directory that lies,
+// after its symlinks are resolved, under one of the roots: a link inside a
+// root that points elsewhere does not widen the allow-list.
+func (s *Service) checkWorkspace(p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", errorf(CodeInvalidInput, "workspace must be an absolute path")
 	}
@@ -91,7 +136,26 @@ func checkWorkspace(p string) (string, error) {
 	if err != nil || !fi.IsDir() {
 		return "", errorf(CodeInvalidInput, "workspace %q is not an existing directory", p)
 	}
-	return filepath.Clean(p), nil
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", errorf(CodeInvalidInput, "workspace %q is not an existing directory", p)
+	}
+	for _, r := range s.roots {
+		if within(r.real, real) {
+			return filepath.Clean(p), nil
+		}
+	}
+	roots, _ := s.WorkspaceRoots()
+	return "", &Error{Code: CodeWorkspaceNotAllowed,
+		Message: fmt.Sprintf("workspace %q is not under an allowed workspace root (the server's --workspace-root)", p),
+		Details: map[string]any{"roots": roots}}
+}
+
+// within reports whether p is root or lies below it; both are clean and
+// absolute.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func cleanTitle(t string) (string, error) {

@@ -18,6 +18,9 @@ func TestCreateSession(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	other := t.TempDir()
+	if err := e.svc.AllowWorkspaces([]string{e.ws, other}); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		in       control.NewSession

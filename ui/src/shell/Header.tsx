@@ -72,9 +72,16 @@ export function Header() {
           {id ? session?.title || "New session" : "Caduceus"}
         </h1>
         {id && (
-          <span class={"badge badge-" + status + " " + toneClass(status)} data-testid="run-status" data-status={status} title={statusDetail(s, status)} role="status" aria-live="polite">
-            <span class="dot" aria-hidden="true" />
-            {statusText(status)}
+          <span class="hdr-sub">
+            <span class={"badge badge-" + status + " " + toneClass(status)} data-testid="run-status" data-status={status} title={statusDetail(s, status)} role="status" aria-live="polite">
+              <span class="dot" aria-hidden="true" />
+              {statusText(status)}
+            </span>
+            {session?.workspace && (
+              <span class="hdr-ws" data-testid="session-workspace" title={`Workspace: ${session.workspace}`}>
+                {session.workspace.replace(/\/+$/, "").split("/").pop() || "/"}
+              </span>
+            )}
           </span>
         )}
       </div>

@@ -7,7 +7,7 @@
 // page.
 
 import { useSignal } from "@preact/signals";
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { useStore } from "../state/context";
 import { sessionPath } from "../state/store";
 import type { Session } from "../state/types";
@@ -18,6 +18,7 @@ import { newSession } from "./newSession";
 import { toneClass } from "./status";
 import { ThemeSwitch } from "./ThemeSwitch";
 import { useView } from "./view";
+import { hasOtherWorkspaces, WorkspaceDialog } from "../workspace/files/WorkspaceDialog";
 
 export function Sidebar() {
   const store = useStore();
@@ -25,6 +26,7 @@ export function Sidebar() {
   const list = store.visibleSessions.value;
   const filter = store.sessionFilter.value;
   const version = store.meta.value?.version;
+  const [chooseWS, setChooseWS] = useState(false);
 
   const create = async () => {
     view.sidebarOpen.value = false;
@@ -48,6 +50,12 @@ export function Sidebar() {
             <IPlus size={16} /> New session
           </button>
         )}
+        {store.account.permissions.value.operate && hasOtherWorkspaces(store) && (
+          <button type="button" class="sb-new-ws" data-testid="new-session-workspace" onClick={() => { view.sidebarOpen.value = false; setChooseWS(true); }}>
+            …in another workspace
+          </button>
+        )}
+        {chooseWS && <WorkspaceDialog store={store} onDone={() => setChooseWS(false)} />}
         <label class="sb-search">
           <ISearch size={15} />
           <input

@@ -16,6 +16,12 @@ import type { ActionError } from "./contract";
  * not: network error or aborted). */
 export type Result<T> = { ok: true; value: T } | { ok: false; error: ActionError; status: number };
 
+/** A body sent as is rather than as JSON, with headers of its own: a
+ * file's new content for PUT .../files/content with its If-Match. */
+export class RawBody {
+  constructor(readonly data: BodyInit, readonly headers: Record<string, string>) {}
+}
+
 export interface ApiAuth {
   /** The token to send ("" = none). */
   token(): string;
@@ -41,10 +47,14 @@ export interface Api {
   /** Posts form (multipart) and reports the bytes sent so far; fetch has
    * no upload progress, so this one request goes through XMLHttpRequest. */
   upload<T>(path: string, form: FormData, onProgress?: (sent: number, total: number) => void): Promise<Result<T>>;
-  /** GETs a file as a Blob (an image the page shows): an <img> could not
-   * carry the token. */
-  blob(path: string): Promise<Result<Blob>>;
+  /** GETs bytes (a workspace file for a preview or a download) with the
+   * same credentials, where an <img src> or a link would carry only the
+   * cookie. */
+  blob(path: string, signal?: AbortSignal): Promise<Result<Blob>>;
 }
+
+/** The body argument of a request whose answer is read as a Blob. */
+const AS_BLOB = Symbol("blob");
 
 /** The error every 401 resolves to; the token dialog explains it. */
 export const UNAUTHORIZED: ActionError = { code: "unauthorized", message: "This Caduceus server needs its access token." };
@@ -88,13 +98,17 @@ export function createApi(auth: ApiAuth): Api {
   };
 
   const request = async <T>(method: string, path: string, body?: unknown, signal?: AbortSignal, retried = false): Promise<Result<T>> => {
-    const { sent, csrf, h } = headers(method, body !== undefined);
+    const asBlob = body === AS_BLOB;
+    if (asBlob) body = undefined;
+    const raw = body instanceof RawBody ? body : null;
+    const { sent, csrf, h } = headers(method, body !== undefined && !raw);
+    if (raw) Object.assign(h, raw.headers);
     let res: Response;
     try {
       res = await fetch(path, {
         method,
         headers: h,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: raw ? raw.data : body === undefined ? undefined : JSON.stringify(body),
         signal,
         cache: "no-store",
       });
@@ -122,6 +136,7 @@ export function createApi(auth: ApiAuth): Api {
       return { ok: false, error: e, status: res.status };
     }
     if (res.status === 204) return { ok: true, value: undefined as T };
+    if (asBlob) return { ok: true, value: (await res.blob()) as T };
     try {
       return { ok: true, value: (await res.json()) as T };
     } catch {
@@ -135,22 +150,7 @@ export function createApi(auth: ApiAuth): Api {
     post: <T,>(path: string, body?: unknown) => request<T>("POST", path, body),
     patch: <T,>(path: string, body: unknown) => request<T>("PATCH", path, body),
     del: (path) => request<void>("DELETE", path),
-    blob: async (path: string) => {
-      const { sent, h } = headers("GET", false);
-      delete h.Accept;
-      let res: Response;
-      try {
-        res = await fetch(path, { headers: h, cache: "no-store" });
-      } catch {
-        return { ok: false, error: { code: "network", message: "Cannot reach the Caduceus server" }, status: 0 };
-      }
-      if (res.status === 401) {
-        auth.onUnauthorized(sent);
-        return { ok: false, error: UNAUTHORIZED, status: 401 };
-      }
-      if (!res.ok) return { ok: false, error: await errorOf(res), status: res.status };
-      return { ok: true, value: await res.blob() };
-    },
+    blob: (path, signal) => request<Blob>("GET", path, AS_BLOB, signal),
     upload: <T,>(path: string, form: FormData, onProgress?: (sent: number, total: number) => void) =>
       new Promise<Result<T>>((resolve) => {
         const { sent, h } = headers("POST", false);

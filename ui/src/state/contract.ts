@@ -7,7 +7,12 @@ import type { Account } from "./auth";
 import type { Api } from "./api";
 import type { Attachment, Command, Connection, Health, HumanRequest, Session, SessionState } from "./types";
 
-export interface Meta { version: string; demo_model: boolean; default_model: string; schema_version: number }
+export interface Meta {
+  version: string; demo_model: boolean; default_model: string; schema_version: number;
+  /** Where new sessions may work: the default workspace and the roots a
+   * chosen one must lie under (--workspace-root). */
+  workspaces?: { default: string; roots: string[] };
+}
 export interface ModelChoice { ref: string; provider: string; label: string; /** Takes image input. */ images?: boolean }
 
 /** Why an action failed, shaped like the API's error body. */
@@ -72,7 +77,9 @@ export interface Store {
   /** Uses `token` for every request from now on (kept in localStorage) and
    * loads again; a refused token brings `auth` back with an error. */
   submitToken(token: string): void;
-  createSession(): Promise<ActionError | null>;
+  /** Creates a session, in workspace when given (else the server's
+   * default). */
+  createSession(workspace?: string): Promise<ActionError | null>;
   renameSession(id: string, title: string): Promise<ActionError | null>;
   deleteSession(id: string): Promise<ActionError | null>;
   /** Sends a message to the active session; queued when busy. Attachments

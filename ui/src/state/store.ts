@@ -595,8 +595,8 @@ export function createStore(): Store & StoreInternals {
       });
     },
 
-    async createSession() {
-      const r = await api.post<Session>("/api/sessions", {});
+    async createSession(workspace?: string) {
+      const r = await api.post<Session>("/api/sessions", workspace ? { workspace } : {});
       if (!r.ok) return fail(r.error);
       upsertSession(r.value);
       selectSession(r.value.id);

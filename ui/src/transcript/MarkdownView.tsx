@@ -9,6 +9,10 @@
 
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import { lexBlocks, renderBlock } from "./markdown";
+import { useStore } from "../state/context";
+import { useView } from "../shell/view";
+import { openPaneTab } from "../workspace/Pane";
+import { clickFileRef, markFileRefs } from "../workspace/files/refs";
 
 type MathModule = typeof import("./math");
 // The math chunk once loaded, so later renders typeset synchronously (no
@@ -172,7 +176,19 @@ export function Markdown({ text, streaming, class: cls }: { text: string; stream
     if (r.current?.frame) cancelAnimationFrame(r.current.frame);
   }, []);
 
+  // File references become links once the text stops changing.
+  const store = useStore();
+  const view = useView();
+  const sid = store.activeId.value;
+  useEffect(() => {
+    if (!streaming && sid && ref.current) markFileRefs(store, sid, ref.current);
+  }, [text, streaming, sid]);
+
   const onClick = (e: MouseEvent) => {
+    if (sid && clickFileRef(store, sid, e)) {
+      openPaneTab(view, "files");
+      return;
+    }
     const btn = (e.target as Element | null)?.closest?.("button.code-copy");
     if (!btn) return;
     const code = btn.closest("pre")?.querySelector("code");
