@@ -52,6 +52,8 @@ func gitRow(path, side string) string {
 func TestUIGit(t *testing.T) {
 	t.Parallel()
 	repo := t.TempDir()
+	// A second allowed root: the plain workspace the tab calls no repository.
+	plainRoot := t.TempDir()
 	gitIn(t, repo, "init", "-q", "-b", "main")
 	if err := os.WriteFile(filepath.Join(repo, "notes.txt"), []byte("first line\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -67,7 +69,7 @@ func TestUIGit(t *testing.T) {
 	s := e2etest.StartServer(t, e2etest.Script(
 		e2etest.Turn(e2etest.Text("Adding a line."), e2etest.Call("run_command", `{"command":"printf 'a line from the agent\\n' >> notes.txt"}`)),
 		e2etest.Turn(e2etest.Text("Done: notes.txt has a new line.")),
-	), e2etest.WithWorkspace(repo), e2etest.WithApprovalMode("off"))
+	), e2etest.WithWorkspace(repo), e2etest.WithWorkspaceRoots(repo, plainRoot), e2etest.WithApprovalMode("off"))
 	dir := screenshotDir(t)
 
 	b := openBrowser(t, s)
@@ -169,7 +171,7 @@ func TestUIGit(t *testing.T) {
 	}
 
 	// A workspace that is no repository: the tab says so.
-	plain := t.TempDir()
+	plain := plainRoot
 	var made e2etest.SessionJSON
 	if c := e2etest.Do(t, "POST", s.URL+"/api/sessions", map[string]string{"workspace": plain}, &made); c != 201 {
 		t.Fatalf("create a session on a plain workspace: %d", c)
