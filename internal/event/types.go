@@ -48,6 +48,11 @@ const (
 	SessionUpdated Type = "session.updated" // a person changed a session's title or model
 	SessionDeleted Type = "session.deleted" // a session and its history were deleted
 
+	// Terminals (a person's shell in the session's workspace). Like the
+	// lifecycle events they belong to no run.
+	TerminalOpened Type = "terminal.opened" // a person opened a terminal
+	TerminalClosed Type = "terminal.closed" // a terminal ended
+
 	// Resync is never journaled: a stream sends it when it cannot honour the
 	// client's cursor, so the client reloads state instead of showing a gap.
 	Resync Type = "resync"
@@ -99,6 +104,8 @@ func Catalog() []Info {
 		{SessionCreated, TierDefault, false, "a session was created"},
 		{SessionUpdated, TierDefault, false, "a session was renamed or its model changed"},
 		{SessionDeleted, TierDefault, false, "a session was deleted"},
+		{TerminalOpened, TierDefault, false, "a person opened a terminal in the workspace"},
+		{TerminalClosed, TierDefault, false, "a terminal ended"},
 		{Resync, TierDefault, false, "stream-only: cursor cannot be honoured"},
 	}
 }
@@ -109,6 +116,11 @@ func IsTerminal(t Type) bool { return t == RunDone }
 // SessionTypes are the session lifecycle types: events of no run, which
 // every browser tab hears of whichever session it shows.
 func SessionTypes() []Type { return []Type{SessionCreated, SessionUpdated, SessionDeleted} }
+
+// IsRunless reports whether events of type t belong to a session and no
+// run: the lifecycle types and the terminal events. They share the
+// session's gap-free seq.
+func IsRunless(t Type) bool { return IsSession(t) || t == TerminalOpened || t == TerminalClosed }
 
 // IsSession reports whether t is a session lifecycle type.
 func IsSession(t Type) bool { return t == SessionCreated || t == SessionUpdated || t == SessionDeleted }
