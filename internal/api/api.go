@@ -25,7 +25,9 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
+	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/terminal"
 )
 
 // Info describes the running server for /api/meta.
@@ -72,6 +74,14 @@ type Options struct {
 	// Now is the clock of sign-in rate limiting and accounts; nil means
 	// time.Now.
 	Now func() time.Time
+
+	// Terminal: the people's shells. Terminals nil turns the route off.
+	Terminals *terminal.Manager
+	// Origins are the browser origins besides the server's own
+	// (httpguard's allowed origins) a terminal's WebSocket may come from.
+	Origins []string
+	// Redactor masks known secrets in the typed lines the log records.
+	Redactor *secret.Redactor
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -124,6 +134,8 @@ type API struct {
 	accounts *account.Manager
 	// limiter slows repeated failed sign-ins.
 	limiter *loginLimiter
+	// terms watches the terminals' ends.
+	terms terminals
 }
 
 // New returns the API.
@@ -203,6 +215,9 @@ func (a *API) routes() []route {
 		{"GET /api/rules", a.listRules},
 		{"POST /api/rules", a.createRule},
 		{"DELETE /api/rules/{id}", a.deleteRule},
+
+		// Terminal
+		{"GET /api/sessions/{id}/terminal", a.terminalSocket},
 	}
 }
 

@@ -28,9 +28,11 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/runner"
+	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
 	"github.com/caduceus-dev/caduceus/internal/store/storetest"
+	"github.com/caduceus-dev/caduceus/internal/terminal"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 )
 
@@ -66,6 +68,10 @@ type envConfig struct {
 	token  string
 	secure bool
 	log    *slog.Logger
+	// Terminal: the manager (nil: off), extra origins, the redactor.
+	terms   *terminal.Manager
+	origins []string
+	red     *secret.Redactor
 }
 
 type envOpt func(*envConfig)
@@ -131,7 +137,8 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	ident := identity.New(st, identity.Config{Token: cfg.token, Loopback: true, Log: log})
 	params := testParams
 	aopt := api.Options{Heartbeat: cfg.heartbeat, LeaseWindow: cfg.lease, StreamWriteTimeout: cfg.streamWrite, MaxStreamsPerAddr: cfg.maxStreams,
-		Identity: ident, PasswordParams: &params, SecureCookies: cfg.secure}
+		Identity: ident, PasswordParams: &params, SecureCookies: cfg.secure,
+		Terminals: cfg.terms, Origins: cfg.origins, Redactor: cfg.red}
 	if cfg.models {
 		aopt.Models = reg
 	}

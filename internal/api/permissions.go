@@ -79,6 +79,10 @@ var routePerms = map[string]perm{
 	"GET /api/rules":                   permRead,
 	"POST /api/rules":                  permOperate,
 	"DELETE /api/rules/{id}":           permOperate,
+
+	// Terminal: a shell runs anything, so operate (a read-scoped token
+	// and a viewer are refused).
+	"GET /api/sessions/{id}/terminal": permOperate,
 }
 
 // permitted checks the request's principal against the route's entry and
