@@ -136,7 +136,7 @@ func TestUIScreenshots(t *testing.T) {
 		// The earlier shots left the view at the top: the new content shows
 		// the pill; follow it down.
 		if v.name == "phone" {
-			b.click(`[aria-label="Close activity"]`) // the drawer covers the transcript
+			b.click(`[aria-label="Close panel"]`) // the drawer covers the transcript
 		}
 		b.click("[data-testid=new-pill]")
 		b.waitJS("the view at the bottom", q("[data-testid=transcript]")+".scrollHeight - "+q("[data-testid=transcript]")+".scrollTop - "+q("[data-testid=transcript]")+".clientHeight < 4")

@@ -46,6 +46,10 @@ type Item struct {
 	Redacted  string     `json:"redacted,omitempty"` // opaque reasoning a provider encrypted
 	// Queued marks a user message whose run no runner has taken yet.
 	Queued bool `json:"queued,omitempty"`
+	// By names who sent a user message (message.user's by) or stopped a
+	// run (a cancelled run_end: run.done's by), as Approval.By names who
+	// answered: absent for the local user.
+	By string `json:"by,omitempty"`
 	// Superseded marks assistant text cut short whose run, resumed, answered
 	// again after it: the page folds it away so nothing reads twice (the
 	// model never saw it either).
@@ -106,6 +110,10 @@ type Approval struct {
 	Outcome string `json:"outcome"`
 	// Pattern is the remembered rule's pattern (outcome "rule").
 	Pattern string `json:"pattern,omitempty"`
+	// By names who answered (approval.resolved's by): a person, or "server
+	// token". Absent for the local user of an open loopback server, where
+	// there is nobody else to tell apart, and for expiry and cancellation.
+	By string `json:"by,omitempty"`
 }
 
 // Tool call states before a result; after it, Status is the result status.
@@ -158,7 +166,7 @@ func (b *Builder) Add(e event.Event) {
 	case event.MessageUser:
 		var p event.MessageUserPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
-			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content}, e)
+			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content, By: answeredBy(p.By)}, e)
 		}
 	case event.MessageDelta, event.ReasoningDelta:
 		var p event.DeltaPayload
@@ -234,7 +242,7 @@ func (b *Builder) Add(e event.Event) {
 		if json.Unmarshal(e.Payload, &p) == nil {
 			if it := b.byID[p.RequestID]; it != nil && it.Tool != nil && !it.Tool.Done() {
 				if e.Type == event.ApprovalResolved {
-					it.Tool.Approval = &Approval{Outcome: approvalOutcome(p)}
+					it.Tool.Approval = &Approval{Outcome: approvalOutcome(p), By: answeredBy(p.By)}
 				}
 				it.Tool.Status = ToolPending
 				it.LastEventID = e.ID
@@ -270,7 +278,7 @@ func (b *Builder) Add(e event.Event) {
 			b.withdraw(e.RunID)
 			return
 		}
-		b.push(&Item{ID: "end_" + e.RunID, Kind: KindRunEnd, Status: p.Status, Error: p.Error}, e)
+		b.push(&Item{ID: "end_" + e.RunID, Kind: KindRunEnd, Status: p.Status, Error: p.Error, By: answeredBy(p.By)}, e)
 	}
 }
 
@@ -286,6 +294,15 @@ func reasoningMS(p event.DonePayload, it *Item, e event.Event, streamed bool) in
 		return max(0, e.TS.Sub(it.CreatedAt.Time).Milliseconds())
 	}
 	return 0
+}
+
+// answeredBy is the name shown for who answered an approval, sent a
+// message or stopped a run ("" for the local user and for nobody).
+func answeredBy(a *event.Actor) string {
+	if a == nil || a.Kind == "local" {
+		return ""
+	}
+	return a.Name
 }
 
 // approvalOutcome is the outcome of a resolved approval request.

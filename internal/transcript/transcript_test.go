@@ -544,3 +544,65 @@ func TestSupersededCutText(t *testing.T) {
 		t.Fatalf("superseded = %v, want %v", got, want)
 	}
 }
+
+// TestFoldApprovalBy: a settled approval names who answered it, except the
+// local user of an open server (nobody else to tell apart) and nobody.
+func TestFoldApprovalBy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		by   *event.Actor
+		want string
+	}{
+		{"a person", &event.Actor{Kind: "user", Name: "ann", UserID: "usr_1"}, "ann"},
+		{"a person's token", &event.Actor{Kind: "token", Name: "ann", UserID: "usr_1", TokenID: "tok_1"}, "ann"},
+		{"the server token", &event.Actor{Kind: "server_token", Name: "server token"}, "server token"},
+		{"the local user", &event.Actor{Kind: "local", Name: "local"}, ""},
+		{"nobody (an older journal)", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newJournal()
+			j.toolStarted("run_1", "trn_1", "call_1", "run_command", `{"command":"ls"}`)
+			j.add("run_1", event.ApprovalRequested, event.ApprovalRequestedPayload{RequestID: "req_1", ToolCallID: "call_1",
+				Tool: "run_command", Action: "$ ls", Choices: []string{"once", "deny"}})
+			j.add("run_1", event.ApprovalResolved, event.ResolvedPayload{RequestID: "req_1", Status: "resolved", Choice: "once", By: tc.by})
+			tl := find(transcript.Fold(j.evs), "call_1")
+			if tl == nil || tl.Tool == nil || tl.Tool.Approval == nil {
+				t.Fatalf("no settled approval: %+v", tl)
+			}
+			if a := tl.Tool.Approval; a.Outcome != "once" || a.By != tc.want {
+				t.Errorf("approval = %+v, want once by %q", *a, tc.want)
+			}
+		})
+	}
+}
+
+// TestFoldMessageBy: a user message names who sent it and a cancelled
+// run who stopped it, except the local user.
+func TestFoldMessageBy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		by   *event.Actor
+		want string
+	}{
+		{"a person", &event.Actor{Kind: "user", Name: "otto", UserID: "usr_2"}, "otto"},
+		{"the local user", &event.Actor{Kind: "local", Name: "local"}, ""},
+		{"nobody (an older journal)", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newJournal()
+			j.add("run_1", event.MessageUser, event.MessageUserPayload{MessageID: "msg_u", Content: "hi", By: tc.by})
+			// Started: a run cancelled while queued leaves no items.
+			j.add("run_1", event.RunStarted, event.RunStartedPayload{RunnerID: "rn", Attempt: 1})
+			j.add("run_1", event.RunDone, event.RunDonePayload{Status: "cancelled", By: tc.by})
+			items := transcript.Fold(j.evs)
+			u := find(items, "msg_u")
+			if u == nil || u.Kind != transcript.KindUser || u.By != tc.want {
+				t.Fatalf("user item = %+v, want by %q", u, tc.want)
+			}
+			end := find(items, "end_run_1")
+			if end == nil || end.Kind != transcript.KindRunEnd || end.By != tc.want {
+				t.Fatalf("run end = %+v, want by %q", end, tc.want)
+			}
+		})
+	}
+}

@@ -7,7 +7,9 @@ import { StoreContext } from "./state/context";
 import { createStore } from "./state/store";
 import "./styles/base.css";
 import "./shell/shell.css";
+import "./shell/account.css";
 import "./styles/transcript.css";
+import "./workspace/workspace.css";
 
 const store = createStore();
 render(

@@ -1,44 +1,70 @@
 // The workbench layout: sessions sidebar | main column (header, transcript,
-// queued tray, composer) | activity panel. On narrow screens the sidebar is
-// a drawer and the activity panel an overlay. Global shortcuts live here.
+// queued tray, composer; or an account page) | activity panel. On narrow
+// screens the sidebar is a drawer and the activity panel an overlay. Global
+// shortcuts live here. Before any of it, the sign-in page when the server
+// wants a person to sign in (store.account.gate).
 
 import { useSignalEffect } from "@preact/signals";
-import { useEffect, useMemo } from "preact/hooks";
+import { useEffect, useMemo, useRef } from "preact/hooks";
 import { useStore } from "../state/context";
-import { ActivityPanel } from "../transcript/Activity";
 import { Transcript } from "../transcript/Transcript";
+import { PasswordDialog } from "./Account";
 import { Composer } from "./Composer";
 import { ConfirmDialog } from "./Dialog";
 import { Header } from "./Header";
 import { RunnerBanner } from "./RunnerBanner";
 import { isMac } from "./format";
-import { IClose, IPlus, Logo } from "./icons";
+import { IPlus, Logo } from "./icons";
 import { newSession } from "./newSession";
 import { Sidebar } from "./Sidebar";
+import { SignIn } from "./SignIn";
 import { applyTheme } from "./theme";
 import { Toast } from "./Toast";
 import { TokenDialog } from "./TokenDialog";
+import { TokensPage } from "./Tokens";
+import { UsersPage } from "./Users";
 import { createViewState, useView, ViewContext, WIDE_QUERY } from "./view";
+import { WorkspacePane } from "../workspace/Pane";
 
 export function App() {
   const view = useMemo(createViewState, []);
   return (
     <ViewContext.Provider value={view}>
-      <Shell />
+      <Gate />
     </ViewContext.Provider>
   );
+}
+
+/** The sign-in page, or the workbench once the server lets us in. */
+function Gate() {
+  const store = useStore();
+  const view = useView();
+  // The chosen theme on <html> (theme.js already set it before the first
+  // paint); "system" keeps following the system setting.
+  useSignalEffect(() => applyTheme(view.theme.value));
+  const gate = store.account.gate.value;
+  if (gate === "loading") return <div class="app-loading" aria-busy="true" />;
+  if (gate === "signin") return <SignIn />;
+  return <Shell />;
 }
 
 function Shell() {
   const store = useStore();
   const view = useView();
   const s = store.active.value;
+  const page = view.page.value;
 
   useShortcuts();
 
-  // The chosen theme on <html> (theme.js already set it before the first
-  // paint); "system" keeps following the system setting.
-  useSignalEffect(() => applyTheme(view.theme.value));
+  // Opening a session (from the sidebar, a notification, Back) shows the
+  // conversation again.
+  const shownId = useRef(store.activeId.value);
+  useSignalEffect(() => {
+    const id = store.activeId.value;
+    if (id === shownId.current) return;
+    shownId.current = id;
+    view.page.value = "chat";
+  });
 
   // The tab title names the session and counts what waits for a person.
   useSignalEffect(() => {
@@ -57,43 +83,39 @@ function Shell() {
     return () => mq.removeEventListener("change", on);
   }, []);
 
-  const activity = view.activityOpen.value;
+  // The activity of a session has no place beside an account page.
+  const activity = view.activityOpen.value && page === "chat";
   const drawer = view.sidebarOpen.value;
 
   return (
-    <div class={"app" + (activity ? " with-activity" : "")}>
+    <div class={"app" + (activity ? " with-activity" : "") + (activity && view.paneTab.value !== "activity" ? " with-wide-pane" : "")}>
       <a class="skip-link" href="#composer-anchor" onClick={(e) => {
         e.preventDefault();
         (document.querySelector("[data-testid=composer]") as HTMLElement | null)?.focus();
       }}>Skip to message box</a>
       <Sidebar />
       {drawer && <div class="scrim scrim-sidebar" onClick={() => (view.sidebarOpen.value = false)} aria-hidden="true" />}
-      <main class="main" aria-label="Conversation">
-        <Header />
-        <RunnerBanner />
-        <div class="main-body">
-          {s ? <Transcript session={s} /> : <EmptyState />}
-        </div>
-        <span id="composer-anchor" />
-        <Composer session={s} />
+      <main class="main" aria-label={page === "chat" ? "Conversation" : page === "tokens" ? "API tokens" : "Users"}>
+        {page === "tokens" ? <TokensPage /> : page === "users" ? <UsersPage /> : (
+          <>
+            <Header />
+            <RunnerBanner />
+            <div class="main-body">
+              {s ? <Transcript session={s} /> : <EmptyState />}
+            </div>
+            <span id="composer-anchor" />
+            <Composer session={s} />
+          </>
+        )}
       </main>
       {activity && (
         <>
           <div class="scrim scrim-activity" onClick={() => (view.activityOpen.value = false)} aria-hidden="true" />
-          <aside class="activity-pane" id="activity-pane" aria-label="Activity">
-            <div class="pane-head">
-              <h2>Activity</h2>
-              <button type="button" class="icon-btn sm" aria-label="Close activity" onClick={() => (view.activityOpen.value = false)}>
-                <IClose size={16} />
-              </button>
-            </div>
-            <div class="pane-body">
-              {s ? <ActivityPanel session={s} /> : <p class="pane-empty">Open a session to see what its agent does: turns, reasoning and tool calls, live.</p>}
-            </div>
-          </aside>
+          <WorkspacePane session={s} />
         </>
       )}
       {view.deleting.value && <DeleteDialog />}
+      {view.passwordOpen.value && <PasswordDialog />}
       <Toast />
       {store.auth.value && <TokenDialog />}
     </div>
@@ -123,15 +145,18 @@ function DeleteDialog() {
 function EmptyState() {
   const store = useStore();
   const demo = store.meta.value?.demo_model;
+  const operate = store.account.permissions.value.operate;
   return (
     <div class="empty">
       <div class="empty-inner">
         <Logo size={44} />
-        <h2>Start a session</h2>
-        <p class="empty-lead">A session is one conversation with an agent working in your workspace. Everything it does is recorded, and commands wait for your approval.</p>
-        <button type="button" class="btn btn-primary btn-lg" data-testid="empty-new-session" onClick={() => void newSession(store)}>
-          <IPlus size={18} /> New session
-        </button>
+        <h2>{operate ? "Start a session" : "Pick a session to follow"}</h2>
+        <p class="empty-lead">A session is one conversation with an agent working in your workspace. Everything it does is recorded, and commands wait for {operate ? "your" : "an operator's"} approval.</p>
+        {operate && (
+          <button type="button" class="btn btn-primary btn-lg" data-testid="empty-new-session" onClick={() => void newSession(store)}>
+            <IPlus size={18} /> New session
+          </button>
+        )}
         <ul class="empty-hints">
           {demo && <li><strong>Offline demo model.</strong> Try “list the files”, “run a command” or “ask me a question”.</li>}
           <li>Press <kbd>/</kbd> to type a message, <kbd>{isMac() ? "⌘" : "Ctrl"}</kbd>+<kbd>K</kbd> to search sessions; <code>/help</code> lists the commands.</li>

@@ -52,7 +52,22 @@ function menuFor(text: string, commands: Command[], store: Store): MenuEntry[] |
   return null;
 }
 
+/** What a viewer has where the composer would be. */
+export const READ_ONLY_HINT = "You can read; starting and approving needs the operator role.";
+
 export function Composer({ session }: { session: SessionState | null }) {
+  const store = useStore();
+  if (!store.account.permissions.value.operate) {
+    return (
+      <div class="composer-wrap">
+        <p class="read-only-hint" data-testid="read-only-hint" role="note">{READ_ONLY_HINT}</p>
+      </div>
+    );
+  }
+  return <Editor session={session} />;
+}
+
+function Editor({ session }: { session: SessionState | null }) {
   const store = useStore();
   const view = useView();
   // The draft belongs to the session in the address, known before its

@@ -12,6 +12,7 @@ import { recoveringText, statusText, tokens } from "./format";
 import { answeredWaiting, waitingText } from "./waiting";
 import { useRetryTick } from "./useRetryTick";
 import { IActivity, IBell, IMenu } from "./icons";
+import { AccountMenu } from "./Account";
 import { NeedsYouPanel } from "./NeedsYou";
 import { toneClass } from "./status";
 import { ThemeSwitch } from "./ThemeSwitch";
@@ -95,6 +96,7 @@ export function Header() {
         >
           <IActivity />
         </button>
+        <AccountMenu />
       </div>
     </header>
   );
@@ -115,6 +117,7 @@ function ModelPicker() {
       <select
         data-testid="model-picker"
         value={value}
+        disabled={!store.account.permissions.value.operate}
         title="Model for this session's next runs"
         onChange={(e) => void store.setModel(e.currentTarget.value)}
       >

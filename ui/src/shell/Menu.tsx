@@ -18,8 +18,10 @@ export interface MenuItem {
   onSelect(): void;
 }
 
-export function MenuButton({ label, title, icon, items, testid, menuTestid, class: cls, btnRef }: {
+export function MenuButton({ label, title, icon, items, testid, menuTestid, class: cls, btnRef, head }: {
   label: string;
+  /** Shown above the items, not focusable (e.g. who is signed in). */
+  head?: ComponentChildren;
   title?: string;
   icon: ComponentChildren;
   items: MenuItem[];
@@ -93,6 +95,7 @@ export function MenuButton({ label, title, icon, items, testid, menuTestid, clas
       </button>
       {open && (
         <div class="menu" role="menu" aria-label={label} data-testid={menuTestid}>
+          {head && <div class="menu-head" role="presentation">{head}</div>}
           {items.map((it) => (
             <button
               key={it.key}

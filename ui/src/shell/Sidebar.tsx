@@ -43,9 +43,11 @@ export function Sidebar() {
             <IClose />
           </button>
         </div>
-        <button type="button" class="btn btn-primary sb-new" data-testid="new-session" onClick={create}>
-          <IPlus size={16} /> New session
-        </button>
+        {store.account.permissions.value.operate && (
+          <button type="button" class="btn btn-primary sb-new" data-testid="new-session" onClick={create}>
+            <IPlus size={16} /> New session
+          </button>
+        )}
         <label class="sb-search">
           <ISearch size={15} />
           <input
@@ -136,6 +138,9 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
     }
   });
   const name = s.title || "New session";
+  // Renaming and deleting change the session: an operator's (a viewer
+  // gets the plain link).
+  const edit = store.account.permissions.value.operate;
   const busy = s.status !== "idle" && s.status !== "interrupted";
   const needsYou = waitsForPerson(s.status);
 
@@ -175,7 +180,7 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
           </span>
         </a>
       )}
-      {!renaming.value && (
+      {!renaming.value && edit && (
         <span class="sb-actions">
           <button type="button" ref={renameBtn} class="icon-btn sm" data-testid="session-rename" aria-label={`Rename “${name}”`} title="Rename" onClick={() => (renaming.value = true)}>
             <IPencil size={15} />
@@ -185,7 +190,7 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
           </button>
         </span>
       )}
-      {!renaming.value && (
+      {!renaming.value && edit && (
         <MenuButton
           class="sb-menu"
           btnRef={menuBtn}

@@ -11,7 +11,7 @@ const THEME_ICON = { system: IMonitor, light: ISun, dark: IMoon } as const;
 /** Light, dark or the system's; remembered in this browser. In the header
  * on wide screens, in the sessions drawer on phones (where the header has
  * no room to spare). */
-export function ThemeSwitch({ where }: { where: "header" | "sidebar" }) {
+export function ThemeSwitch({ where }: { where: "header" | "sidebar" | "signin" }) {
   const view = useView();
   const cur = view.theme.value;
   const Icon = THEME_ICON[cur];

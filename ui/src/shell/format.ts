@@ -18,6 +18,12 @@ export function relTime(iso: string, now: number): string {
   return date.toLocaleDateString(undefined, date.getFullYear() === new Date(now).getFullYear() ? { month: "short", day: "numeric" } : { year: "numeric", month: "short", day: "numeric" });
 }
 
+/** relTime as a phrase: "just now", "5m ago", "Mar 3". */
+export function ago(iso: string, now: number): string {
+  const r = relTime(iso, now);
+  return r === "now" ? "just now" : /^\d+[mhd]$/.test(r) ? `${r} ago` : r;
+}
+
 /** 950 → "950", 12345 → "12.3k", 2_500_000 → "2.5M". */
 export function tokens(n: number): string {
   if (n < 1000) return String(n);

@@ -6,13 +6,24 @@ import { signal, type Signal } from "@preact/signals";
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
 import type { Session } from "../state/types";
+import { isPaneTab, type PaneTab } from "../workspace/tab";
 import { loadTheme, type ThemeChoice } from "./theme";
+
+/** What the main column shows: the conversation, or one of the account
+ * pages (reached from the account menu). The page rides in the address's
+ * hash (#tokens, #users), so a reload or Back keeps it without the server
+ * knowing more paths. */
+export type Page = "chat" | "tokens" | "users";
+
+const pageOf = (hash: string): Page => (hash === "#tokens" ? "tokens" : hash === "#users" ? "users" : "chat");
 
 export interface ViewState {
   /** Phone: the sessions drawer is open. */
   sidebarOpen: Signal<boolean>;
-  /** The activity panel is shown (a column on wide screens, an overlay below). */
+  /** The right-hand pane is shown (a column on wide screens, an overlay below). */
   activityOpen: Signal<boolean>;
+  /** The pane's tab: the activity feed or a workspace view. */
+  paneTab: Signal<PaneTab>;
   needsYouOpen: Signal<boolean>;
   helpOpen: Signal<boolean>;
   /** The session whose delete confirmation is open. */
@@ -23,6 +34,17 @@ export interface ViewState {
   now: Signal<number>;
   /** Light, dark or the system's (saved in localStorage by the shell). */
   theme: Signal<ThemeChoice>;
+  page: Signal<Page>;
+  /** The change-password dialog is open. */
+  passwordOpen: Signal<boolean>;
+}
+
+/** Shows `p` in the main column, as a new history entry. */
+export function openPage(view: ViewState, p: Page): void {
+  const hash = p === "chat" ? "" : `#${p}`;
+  if (location.hash !== hash) history.pushState(null, "", location.pathname + location.search + hash);
+  view.page.value = p;
+  view.sidebarOpen.value = false;
 }
 
 export const WIDE_QUERY = "(min-width: 1100px)";
@@ -31,15 +53,22 @@ export function createViewState(): ViewState {
   const wide = typeof matchMedia === "function" && matchMedia(WIDE_QUERY).matches;
   const now = signal(Date.now());
   setInterval(() => (now.value = Date.now()), 30_000);
+  const page = signal<Page>(pageOf(location.hash));
+  // Back and Forward move between pages (pushState fires no hashchange).
+  window.addEventListener("popstate", () => (page.value = pageOf(location.hash)));
+  window.addEventListener("hashchange", () => (page.value = pageOf(location.hash)));
   return {
     sidebarOpen: signal(false),
     activityOpen: signal(wide),
+    paneTab: signal<PaneTab>(loadPaneTab()),
     needsYouOpen: signal(false),
     helpOpen: signal(false),
     deleting: signal<Session | null>(null),
     drafts: new Map(),
     now,
     theme: signal(loadTheme()),
+    page,
+    passwordOpen: signal(false),
   };
 }
 
@@ -49,4 +78,13 @@ export function useView(): ViewState {
   const v = useContext(ViewContext);
   if (!v) throw new Error("useView outside ViewContext");
   return v;
+}
+
+function loadPaneTab(): PaneTab {
+  try {
+    const t = localStorage.getItem("caduceus.paneTab");
+    return isPaneTab(t) ? t : "activity";
+  } catch {
+    return "activity";
+  }
 }

@@ -5,8 +5,10 @@
 // The client is created by the store with its access-token hooks: when the
 // server runs with CADUCEUS_TOKEN, every /api call carries
 // `Authorization: Bearer <token>`, and a 401 is reported to onUnauthorized
-// (the store then asks the person for the token). Nothing here logs or
-// stores the token.
+// (the store then asks the person for the token, or shows the sign-in
+// page). A signed-in browser is authenticated by its HttpOnly session cookie,
+// which fetch sends by itself; every state-changing request then carries the
+// session's CSRF token in X-CSRF-Token. Nothing here logs or stores a token.
 
 import type { ActionError } from "./contract";
 
@@ -17,8 +19,17 @@ export type Result<T> = { ok: true; value: T } | { ok: false; error: ActionError
 export interface ApiAuth {
   /** The token to send ("" = none). */
   token(): string;
+  /** The CSRF token of the cookie session ("" = none). */
+  csrf(): string;
   /** The server answered 401; `sent` is the token the request carried. */
   onUnauthorized(sent: string): void;
+  /** The server refused an action for the caller's role (403 forbidden):
+   * the role may have changed since the page asked. */
+  onForbidden(): void;
+  /** The session's CSRF token, asked of the server again (after a 403
+   * csrf_failed: another tab signed in anew, so the cookie is a newer
+   * session's). */
+  freshCsrf(): Promise<string>;
 }
 
 export interface Api {
@@ -35,29 +46,43 @@ export const UNAUTHORIZED: ActionError = { code: "unauthorized", message: "This 
 /** Turns an error body ({error:{code,message}}) or a failed fetch into an
  * ActionError. */
 async function errorOf(res: Response): Promise<ActionError> {
+  let e: ActionError = { code: `http_${res.status}`, message: `${res.status} ${res.statusText || "request failed"}` };
   try {
     const body = (await res.json()) as { error?: Partial<ActionError> };
     if (body && body.error && typeof body.error.code === "string") {
-      return { code: body.error.code, message: body.error.message || body.error.code };
+      e = { code: body.error.code, message: body.error.message || body.error.code };
+      const d = body.error.details;
+      if (d && typeof d === "object") e.details = d;
     }
   } catch {
-    // not JSON: fall through to the status line
+    // not JSON: the status line says it
   }
-  return { code: `http_${res.status}`, message: `${res.status} ${res.statusText || "request failed"}` };
+  // A rate limit says when to try again in its header even without details.
+  const retry = Number(res.headers.get("Retry-After"));
+  if (res.status === 429 && retry > 0 && typeof e.details?.retry_after_seconds !== "number") {
+    e.details = { ...e.details, retry_after_seconds: retry };
+  }
+  return e;
 }
+
+/** Methods that change state: with the session cookie they need the CSRF
+ * token (GET, HEAD and OPTIONS do not). */
+const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export function createApi(auth: ApiAuth): Api {
   /** Request headers, with the token when there is one. */
-  const headers = (accept: string, json: boolean): { sent: string; h: Record<string, string> } => {
+  const headers = (method: string, json: boolean): { sent: string; csrf: string; h: Record<string, string> } => {
     const sent = auth.token();
-    const h: Record<string, string> = { Accept: accept };
+    const h: Record<string, string> = { Accept: "application/json" };
     if (json) h["Content-Type"] = "application/json";
     if (sent) h.Authorization = `Bearer ${sent}`;
-    return { sent, h };
+    const csrf = SAFE.has(method) ? "" : auth.csrf();
+    if (csrf) h["X-CSRF-Token"] = csrf;
+    return { sent, csrf, h };
   };
 
-  const request = async <T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Result<T>> => {
-    const { sent, h } = headers("application/json", body !== undefined);
+  const request = async <T>(method: string, path: string, body?: unknown, signal?: AbortSignal, retried = false): Promise<Result<T>> => {
+    const { sent, csrf, h } = headers(method, body !== undefined);
     let res: Response;
     try {
       res = await fetch(path, {
@@ -72,10 +97,24 @@ export function createApi(auth: ApiAuth): Api {
       return { ok: false, error: { code: "network", message: "Cannot reach the Caduceus server" }, status: 0 };
     }
     if (res.status === 401) {
+      // A wrong password (sign-in, password change) is the form's to
+      // report; any other 401 means our credential no longer counts.
+      const e = await errorOf(res);
+      if (e.code === "bad_credentials") return { ok: false, error: e, status: 401 };
       auth.onUnauthorized(sent);
       return { ok: false, error: UNAUTHORIZED, status: 401 };
     }
-    if (!res.ok) return { ok: false, error: await errorOf(res), status: res.status };
+    if (!res.ok) {
+      const e = await errorOf(res);
+      if (res.status === 403 && e.code === "forbidden") auth.onForbidden();
+      // Refused before any handler ran, so sending it again is safe: once,
+      // and only with a token that differs from the refused one.
+      if (res.status === 403 && e.code === "csrf_failed" && !retried) {
+        const fresh = await auth.freshCsrf();
+        if (fresh && fresh !== csrf) return request<T>(method, path, body, signal, true);
+      }
+      return { ok: false, error: e, status: res.status };
+    }
     if (res.status === 204) return { ok: true, value: undefined as T };
     try {
       return { ok: true, value: (await res.json()) as T };

@@ -3,13 +3,14 @@
 // the network or the event stream themselves.
 
 import type { ReadonlySignal, Signal } from "@preact/signals";
+import type { Account } from "./auth";
 import type { Command, Connection, Health, HumanRequest, Session, SessionState } from "./types";
 
 export interface Meta { version: string; demo_model: boolean; default_model: string; schema_version: number }
 export interface ModelChoice { ref: string; provider: string; label: string }
 
 /** Why an action failed, shaped like the API's error body. */
-export interface ActionError { code: string; message: string }
+export interface ActionError { code: string; message: string; details?: Record<string, unknown> }
 
 /** The server (run with CADUCEUS_TOKEN) refused us: ask the person for its
  * access token. `error` says why the last token failed (null: none given). */
@@ -54,6 +55,9 @@ export interface Store {
   health: Signal<Health | null>;
   /** The banner to show above the transcript, or null. */
   runnerAlert: ReadonlySignal<RunnerAlert | null>;
+  /** Who is signed in, what they may do, and the sign-in, token and user
+   * actions (auth.ts). */
+  account: Account;
 
   // ---- act (each resolves to an ActionError on failure, null on success;
   // failures are also put in `toast`) ----

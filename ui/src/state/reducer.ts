@@ -375,7 +375,10 @@ const resolved: Handler = (m, ev) => {
   if (!tool || !TOOL_OPEN.has(tool.status)) return;
   // The server's rule (internal/transcript approvalOutcome).
   const approval = ev.type === "approval.resolved"
-    ? { outcome: p.status === "resolved" ? p.choice || "deny" : p.status === "expired" ? "expired" : "cancelled" }
+    ? {
+      outcome: p.status === "resolved" ? p.choice || "deny" : p.status === "expired" ? "expired" : "cancelled",
+      ...(p.by && p.by.kind !== "local" ? { by: p.by.name } : {}),
+    }
     : tool.approval;
   setTool(im, ev, { status: "pending", approval });
   act(m, (r) => A.updateStep(r, ev.run_id, tool.tool_call_id, (n) => ({ ...live(n), state: "running", approval })));
@@ -477,7 +480,8 @@ export const handlers: Record<EventType, Handler> = {
     });
     if (p.status !== "completed") {
       const id = `end_${ev.run_id}`;
-      if (!m.byId.has(id)) push(m, newItem(ev, { id, kind: "run_end", status: p.status, error: p.error }, replay));
+      const by = p.by && p.by.kind !== "local" ? { by: p.by.name } : {};
+      if (!m.byId.has(id)) push(m, newItem(ev, { id, kind: "run_end", status: p.status, error: p.error, ...by }, replay));
     }
     if (run) {
       syncUsage(m, {});
@@ -489,7 +493,8 @@ export const handlers: Record<EventType, Handler> = {
     if (m.byId.has(p.message_id)) return;
     // Marked queued until a runner takes the run, like the server's fold.
     const queued = !m.started.has(ev.run_id) && !TERMINAL.has(m.runs.get(ev.run_id)?.status ?? "") ? true : undefined;
-    const im = newItem(ev, { id: p.message_id, kind: "user", text: p.content, queued }, replay);
+    const by = p.by && p.by.kind !== "local" ? p.by.name : undefined;
+    const im = newItem(ev, { id: p.message_id, kind: "user", text: p.content, queued, ...(by ? { by } : {}) }, replay);
     const h = m.held.get(ev.run_id);
     if (h) {
       m.byId.set(im.id, im);

@@ -24,9 +24,16 @@
 // call without it. The first 401 blocks the store (no stream, no retries)
 // and raises `auth`, the shell asks for the token, and submitToken() loads
 // everything again with it.
+//
+// Sign-in (auth.ts): before anything else the store asks GET /api/auth/me.
+// When people sign in on this server and nobody is, the sign-in page comes
+// first and the workbench loads after it; a 401 later (the session expired,
+// the account was disabled) blocks the store the same way and goes back to
+// the sign-in page instead of the token dialog.
 
 import { batch, computed, signal } from "@preact/signals";
 import { createApi } from "./api";
+import { createAccount } from "./auth";
 import type { ActionError, AuthPrompt, Meta, ModelChoice, Store } from "./contract";
 import { createDebugHooks } from "./debug";
 import { notifyState, requestPermission, setMuted, showRequest } from "./notify";
@@ -121,6 +128,7 @@ export function createStore(): Store & StoreInternals {
 
   const api = createApi({
     token: () => token,
+    csrf: () => account.csrf(),
     onUnauthorized: (sent) => {
       if (sent !== token) return; // sent before the person gave a new token
       blocked = true;
@@ -130,8 +138,31 @@ export function createStore(): Store & StoreInternals {
         token = "";
         saveToken("");
       }
-      if (!auth.peek() || sent) auth.value = { error: sent ? "That token was not accepted. Check it and try again." : null };
+      const ask = () => {
+        if (!auth.peek() || sent) auth.value = { error: sent ? "That token was not accepted. Check it and try again." : null };
+      };
+      if (account.ended()) return; // people sign in here: the sign-in page
+      // We never learnt whether people sign in here (/me did not answer at
+      // load): ask now, and raise the token dialog only if they do not.
+      if (!account.me.peek()) void account.check().then((g) => g !== "signin" && ask());
+      else ask();
     },
+    // An admin changed our role meanwhile: ask again, so the controls
+    // follow (the refusal itself is the action's toast).
+    onForbidden: () => void account.check(),
+    freshCsrf: () => account.check().then(() => account.csrf()),
+  });
+
+  const account = createAccount(api, {
+    onSignedIn: () => {
+      blocked = false;
+      boot();
+    },
+    forgetToken: () => {
+      token = "";
+      saveToken("");
+    },
+    restart: () => location.assign("/"),
   });
 
   const watch = createHealthWatch({
@@ -220,7 +251,8 @@ export function createStore(): Store & StoreInternals {
             prompt: ev.payload as HumanRequest["prompt"], created_at: ev.ts, expires_at: p.expires_at ?? null, resolved_at: null,
           };
           pending.value = [...pending.peek(), req];
-          if (fresh && (document.hidden || ev.session_id !== activeId.peek())) {
+          // Only someone who may answer is called for.
+          if (fresh && account.permissions.peek().operate && (document.hidden || ev.session_id !== activeId.peek())) {
             showRequest(ev, titleOf(ev.session_id), () => selectSession(ev.session_id));
           }
         }
@@ -534,7 +566,7 @@ export function createStore(): Store & StoreInternals {
 
   const store: Store & StoreInternals = {
     meta, sessions, sessionsMore, sessionFilter, visibleSessions, activeId, active, pending, models, commands, connection, toast, notify, auth,
-    health, runnerAlert,
+    health, runnerAlert, account,
 
     selectSession: (id) => selectSession(id),
     loadMoreSessions,
@@ -544,7 +576,11 @@ export function createStore(): Store & StoreInternals {
       saveToken(t);
       blocked = false;
       auth.value = null;
-      boot();
+      // The token decides who we are: ask /me again, so that the account
+      // menu and the controls follow it.
+      void account.check().then((g) => {
+        if (g === "app" && !blocked) boot();
+      });
     },
 
     async createSession() {
@@ -641,7 +677,11 @@ export function createStore(): Store & StoreInternals {
       // A hidden tab does not poll; it looks again when it is shown.
       window.setInterval(() => !document.hidden && refreshHealth(), HEALTH_EVERY_MS);
       document.addEventListener("visibilitychange", () => !document.hidden && refreshHealth());
-      boot();
+      // Who we are first: the sign-in page may come before anything loads.
+      void account.check().then((g) => {
+        if (g === "app") boot();
+        else blocked = true;
+      });
     },
 
   };

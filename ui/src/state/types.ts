@@ -140,7 +140,9 @@ export type ToolStatus =
 /** How a call's approval was settled: a person's choice (once, session,
  * always, deny), expired, cancelled, or "rule" (a remembered rule matched;
  * pattern is the rule's). */
-export interface ApprovalInfo { outcome: string; pattern?: string }
+/** How an approval was settled; `by` names who answered (absent: the
+ * local user, or nobody). */
+export interface ApprovalInfo { outcome: string; pattern?: string; by?: string }
 
 export interface ToolInfo {
   tool_call_id: string; name: string; label: string; args: unknown;
@@ -168,6 +170,9 @@ export interface Item {
   last_event_id: number;
   /** Client-only: came from the snapshot (history), not a live event. */
   replay?: boolean;
+  /** A user message: who sent it; a cancelled run_end: who stopped it
+   * (absent: the local user, or nobody). */
+  by?: string;
   /** Notices: level, code and the technical details behind the text. */
   level?: "info" | "warning" | "error"; code?: string; details?: Record<string, unknown>;
   /** A user message whose run no runner has taken yet (the server's fold

@@ -4,6 +4,7 @@
 // group; the agent's todo list sits on top.
 
 import { useState } from "preact/hooks";
+import { useStore } from "../state/context";
 import type { ActivityNode, SessionState, TodoItem } from "../state/types";
 import { JsonBlock, OutputBlock } from "./Output";
 import { approvalText, waitText } from "./RequestCard";
@@ -35,7 +36,8 @@ function Duration({ node }: { node: ActivityNode }) {
 /** A tool's approval outcome and its wait for a person, under its row
  * (apart from its own duration). */
 function ApprovalNote({ node }: { node: ActivityNode }) {
-  const text = [node.approval ? approvalText(node.approval) : "", waitText(node.waitMs, node.tool ?? "")].filter(Boolean).join(" · ");
+  const me = useStore().account.me.value?.principal?.name;
+  const text = [node.approval ? approvalText(node.approval, me) : "", waitText(node.waitMs, node.tool ?? "")].filter(Boolean).join(" · ");
   return <div class="act-note" data-testid="activity-approval">{text}</div>;
 }
 

@@ -71,8 +71,11 @@ function MessageActions({ item }: { item: Item }) {
 }
 
 function UserMessage({ item }: { item: Item }) {
+  // Someone else's message is signed with their name; one's own is not.
+  const me = useStore().account.me.value?.principal?.name;
   return (
     <div class="msg-user">
+      {item.by && item.by !== me && <div class="msg-author" data-testid="message-author">{item.by}</div>}
       {item.text ? <MessageActions item={item} /> : null}
       <div class="bubble">{item.text ?? ""}</div>
       {item.queued && <QueuedNote runId={item.run_id} />}
@@ -152,11 +155,12 @@ function Reasoning({ item }: { item: Item }) {
 
 function RunEnd({ item }: { item: Item }) {
   const status = item.status ?? "";
+  const me = useStore().account.me.value?.principal?.name;
   return (
     <div class={"run-end run-end-" + status + " " + toneClass(status)} data-testid="run-end" data-status={status} role="status">
       {status === "cancelled" ? (
         <>
-          <IconStop size={14} /> <span>Stopped</span>
+          <IconStop size={14} /> <span>Stopped{item.by && item.by !== me ? ` by ${item.by}` : ""}</span>
         </>
       ) : status === "failed" ? (
         <>
@@ -244,6 +248,7 @@ export function ResumeBar({ run }: { run: Run }) {
   const store = useStore();
   const [busy, setBusy] = useState(false);
   const recovering = run.status === "recovering";
+  const operate = store.account.permissions.value.operate;
   useRetryTick(run);
   const resume = async () => {
     setBusy(true);
@@ -256,9 +261,11 @@ export function ResumeBar({ run }: { run: Run }) {
           ? `${recoveringText(run)}. Resume now to skip the wait.`
           : "This run stopped before it finished. Resume continues from where its journal ends; nothing that finished runs again."}
       </span>
-      <button type="button" class="btn btn-sm btn-primary resume-btn" data-testid="resume-run" disabled={busy} aria-busy={busy} onClick={() => void resume()}>
-        <IconPlay size={12} /> {busy ? "Resuming…" : recovering ? "Resume now" : "Resume"}
-      </button>
+      {operate && (
+        <button type="button" class="btn btn-sm btn-primary resume-btn" data-testid="resume-run" disabled={busy} aria-busy={busy} onClick={() => void resume()}>
+          <IconPlay size={12} /> {busy ? "Resuming…" : recovering ? "Resume now" : "Resume"}
+        </button>
+      )}
     </div>
   );
 }

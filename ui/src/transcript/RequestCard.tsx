@@ -19,13 +19,15 @@ export const CHOICE_LABELS: Record<string, string> = {
 
 /** How an approval was settled, in words: the same on the request card,
  * the tool card and the activity tree, live and after a reload (all read
- * the folded outcome, ApprovalInfo). */
-export function approvalText(a: ApprovalInfo): string {
+ * the folded outcome, ApprovalInfo). `me` is the name of whoever looks:
+ * their own answer, or one nobody is named for, reads "by you". */
+export function approvalText(a: ApprovalInfo, me?: string): string {
+  const who = !a.by || a.by === me ? "you" : a.by;
   switch (a.outcome) {
-    case "once": return "allowed once by you";
-    case "session": return "allowed for this session by you";
-    case "always": return "always allowed by you";
-    case "deny": return "denied by you";
+    case "once": return `allowed once by ${who}`;
+    case "session": return `allowed for this session by ${who}`;
+    case "always": return `always allowed by ${who}`;
+    case "deny": return `denied by ${who}`;
     case "expired": return "expired";
     case "cancelled": return "cancelled";
     case "rule": return a.pattern ? `allowed by rule ${a.pattern}` : "allowed by a remembered rule";
@@ -119,11 +121,18 @@ function useRespond(req: HumanRequest) {
       setSent(true);
     }
   };
-  return { respond, sending, locked: sending != null || sent, sent, error };
+  // A viewer sees the request but cannot answer it.
+  const operate = store.account.permissions.value.operate;
+  return { respond, sending, locked: sending != null || sent, sent, error, operate };
+}
+
+/** In place of the answer buttons for someone who may only read. */
+function ReadOnlyNote() {
+  return <div class="req-note" data-testid="request-readonly">An operator answers this; your role may only read.</div>;
 }
 
 function ApprovalBody({ req, p }: { req: HumanRequest; p: ApprovalPrompt }) {
-  const { respond, sending, locked, sent, error } = useRespond(req);
+  const { respond, sending, locked, sent, error, operate } = useRespond(req);
   const remembers = p.pattern && p.choices.some((c) => c === "session" || c === "always");
   return (
     <>
@@ -136,7 +145,7 @@ function ApprovalBody({ req, p }: { req: HumanRequest; p: ApprovalPrompt }) {
       </div>
       <pre class="req-action" data-testid="approval-action">{p.action}</pre>
       {p.reason && <div class="req-reason">{p.reason}</div>}
-      <div class="req-buttons" role="group" aria-label="Approve or deny">
+      {!operate ? <ReadOnlyNote /> : <div class="req-buttons" role="group" aria-label="Approve or deny">
         {p.choices.map((c) => (
           <button
             type="button"
@@ -151,8 +160,8 @@ function ApprovalBody({ req, p }: { req: HumanRequest; p: ApprovalPrompt }) {
             {CHOICE_LABELS[c] ?? c}
           </button>
         ))}
-      </div>
-      {remembers && (
+      </div>}
+      {operate && remembers && (
         <div class="req-pattern">
           “Allow for this session” and “Always allow” remember <code>{p.pattern}</code>
         </div>
@@ -164,7 +173,7 @@ function ApprovalBody({ req, p }: { req: HumanRequest; p: ApprovalPrompt }) {
 }
 
 function ClarifyBody({ req, p }: { req: HumanRequest; p: ClarifyPrompt }) {
-  const { respond, sending, locked, sent, error } = useRespond(req);
+  const { respond, sending, locked, sent, error, operate } = useRespond(req);
   const [text, setText] = useState("");
   const submit = (e: Event) => {
     e.preventDefault();
@@ -179,7 +188,8 @@ function ClarifyBody({ req, p }: { req: HumanRequest; p: ClarifyPrompt }) {
         <Expiry at={p.expires_at ?? req.expires_at} />
       </div>
       <div class="req-question">{p.question}</div>
-      {p.choices && p.choices.length > 0 && (
+      {!operate && <ReadOnlyNote />}
+      {operate && p.choices && p.choices.length > 0 && (
         <div class="req-buttons" role="group" aria-label="Suggested answers">
           {p.choices.map((c) => (
             <button
@@ -197,7 +207,7 @@ function ClarifyBody({ req, p }: { req: HumanRequest; p: ClarifyPrompt }) {
           ))}
         </div>
       )}
-      <form class="req-free" onSubmit={submit}>
+      {operate && <form class="req-free" onSubmit={submit}>
         <input
           type="text"
           data-testid="clarify-input"
@@ -212,7 +222,7 @@ function ClarifyBody({ req, p }: { req: HumanRequest; p: ClarifyPrompt }) {
           {sending === "\u0000free" && <span class="t-spin" aria-hidden="true" />}
           Answer
         </button>
-      </form>
+      </form>}
       {sent && !error && <div class="req-note">Answer sent, waiting for the agent…</div>}
       {error && <div class="req-error" role="alert">{error}</div>}
     </>
@@ -256,9 +266,10 @@ export function RequestCard({ req }: { req: HumanRequest }) {
 /** The approval line of a tool card: how its approval was settled and how
  * long the call waited for it. */
 export function ApprovalLine({ approval, waitMs, tool }: { approval?: ApprovalInfo; waitMs?: number; tool: string }) {
+  const me = useStore().account.me.value?.principal?.name;
   const wait = waitText(waitMs, tool);
   if (!approval && !wait) return null;
-  const text = [approval ? approvalText(approval) : "", wait].filter(Boolean).join(" · ");
+  const text = [approval ? approvalText(approval, me) : "", wait].filter(Boolean).join(" · ");
   const deny = approval && approval.outcome !== "once" && approval.outcome !== "session" && approval.outcome !== "always" && approval.outcome !== "rule";
   return (
     <div class={"tool-approval" + (deny ? " outcome-deny" : "")} data-testid="tool-approval" data-outcome={approval?.outcome}>

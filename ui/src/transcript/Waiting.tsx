@@ -20,9 +20,11 @@ export function QueuedNote({ runId }: { runId: string }) {
     <div class="queued-note" data-testid="queued-note" data-reason={run.waiting?.reason ?? ""} data-position={run.waiting?.position ?? ""} role="status">
       <span class="qn-dot" aria-hidden="true" />
       <span class="qn-text">Queued{why ? ` · ${why}` : ""}</span>
-      <button type="button" class="link-btn" data-testid="queued-cancel" disabled={busy} onClick={() => void cancel()}>
-        {busy ? "Cancelling…" : "Cancel"}
-      </button>
+      {store.account.permissions.value.operate && (
+        <button type="button" class="link-btn" data-testid="queued-cancel" disabled={busy} onClick={() => void cancel()}>
+          {busy ? "Cancelling…" : "Cancel"}
+        </button>
+      )}
     </div>
   );
 }
