@@ -354,8 +354,8 @@ func (a *API) writeTermBytes(ctx context.Context, conn *websocket.Conn, b []byte
 
 // lineLog logs each line a person types into a terminal, as far as the
 // keys tell it (a line recalled from history or completed by the shell is
-// logged as the keys typed). Lines typed while the terminal does not echo
-// (a password prompt) are not logged; the others pass the redactor, which
+// logged as the keys typed). Lines typed at a prompt that hides them (a
+// password: terminal.InputHidden) are not logged; the others pass the redactor, which
 // masks the server's known secrets, and are capped.
 type lineLog struct {
 	t   *terminal.Terminal
@@ -408,8 +408,8 @@ func (l *lineLog) flush() {
 	if len(strings.TrimSpace(string(l.buf))) == 0 {
 		return
 	}
-	if !l.t.Echoing() {
-		l.log.Info("terminal input not logged: typed while the terminal did not echo", "terminal_id", l.t.ID, "session_id", l.t.SessionID, "by", l.p)
+	if l.t.InputHidden() {
+		l.log.Info("terminal input not logged: typed at a prompt that hides it (a password)", "terminal_id", l.t.ID, "session_id", l.t.SessionID, "by", l.p)
 		return
 	}
 	line := strings.ToValidUTF8(string(l.buf), "?")

@@ -385,7 +385,7 @@ func TestTerminalInputLogged(t *testing.T) {
 	logged := logBuf.String()
 	mu.Unlock()
 	for _, want := range []string{`"msg":"terminal opened"`, `"line":"echo visible-$((5*5)) [redacted]"`, `"name":"ops"`,
-		`"msg":"terminal input not logged: typed while the terminal did not echo"`} {
+		`"msg":"terminal input not logged: typed at a prompt that hides it (a password)"`} {
 		if !strings.Contains(logged, want) {
 			t.Errorf("the log lacks %s:\n%s", want, logged)
 		}

@@ -153,17 +153,20 @@ func (t *Terminal) control(f func(fd int) error) error {
 // maxDim bounds columns and rows.
 const maxDim = 1000
 
-// Echoing reports whether the terminal echoes input. A program reading a
-// password turns echo off: what is typed then is not logged. On Linux
-// the master side reports the terminal's (the slave's) modes.
-func (t *Terminal) Echoing() bool {
-	echo := false // unknown counts as hidden, so nothing secret is logged
+// InputHidden reports whether what is typed now is meant to stay unseen:
+// the terminal is in canonical (line) mode with echo off, as getpass,
+// sudo, ssh and `read -s` set it for a password. A line editor (bash's
+// readline, vim) also turns echo off, but in raw mode, echoing itself:
+// that input is seen. Unknown counts as hidden, so nothing secret is
+// logged. On Linux the master side reports the terminal's modes.
+func (t *Terminal) InputHidden() bool {
+	hidden := true
 	_ = t.control(func(fd int) error {
 		tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-		echo = err == nil && tio.Lflag&unix.ECHO != 0
+		hidden = err != nil || (tio.Lflag&unix.ECHO == 0 && tio.Lflag&unix.ICANON != 0)
 		return err
 	})
-	return echo
+	return hidden
 }
 
 // Done is closed once the terminal has ended.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -285,8 +286,8 @@ func TestNoSecretEnv(t *testing.T) {
 	_, c := tm.Attach()
 	var s screen
 	watch(c, &s)
-	fmt.Fprintf(tm, "env; echo env-done\n")
-	waitFor(t, &s, "env-done\r\n")
+	fmt.Fprintf(tm, "env; echo env-$((4+5))\n")
+	waitFor(t, &s, "env-9\r\n")
 	out := s.String()
 	for _, leak := range []string{"supersecret", "CADUCEUS_TOKEN", "OPENAI_API_KEY", "DATABASE_URL"} {
 		if strings.Contains(out, leak) {
@@ -327,23 +328,41 @@ func TestCapAndOwners(t *testing.T) {
 	}
 }
 
-func TestEchoOffIsReported(t *testing.T) {
-	m := newManager(t, terminal.Config{})
-	tm := open(t, m, t.TempDir())
-	_, c := tm.Attach()
-	var s screen
-	watch(c, &s)
-	fmt.Fprintf(tm, "echo ready\n")
-	waitFor(t, &s, "ready\r\n")
-	if !tm.Echoing() {
-		t.Fatal("a shell at its prompt does not echo")
+// TestPasswordPromptIsHidden: a prompt that turns echo off in line mode
+// (a password) hides its input; a line editor's raw mode does not.
+func TestPasswordPromptIsHidden(t *testing.T) {
+	shells := []string{"/bin/sh"}
+	if bash, err := exec.LookPath("bash"); err == nil {
+		shells = append(shells, bash)
 	}
-	fmt.Fprintf(tm, "stty -echo; echo hidden-now\n")
-	waitFor(t, &s, "hidden-now\r\n")
+	for _, sh := range shells {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			m := newManager(t, terminal.Config{Shell: sh})
+			tm := open(t, m, t.TempDir())
+			_, c := tm.Attach()
+			var s screen
+			watch(c, &s)
+			fmt.Fprintf(tm, "echo ready-$((1+1))\n")
+			waitFor(t, &s, "ready-2\r\n")
+			// At the prompt: sh reads in line mode with echo, bash's
+			// readline in raw mode echoing itself; neither hides.
+			waitState(t, tm, false)
+			fmt.Fprintf(tm, "stty -echo; echo hidden-$((2+2)); read -r secret; stty echo; echo shown-$((3+3))\n")
+			waitFor(t, &s, "hidden-4\r\n")
+			waitState(t, tm, true)
+			fmt.Fprintf(tm, "hunter2\n")
+			waitFor(t, &s, "shown-6\r\n")
+			waitState(t, tm, false)
+		})
+	}
+}
+
+func waitState(t *testing.T, tm *terminal.Terminal, hidden bool) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for tm.Echoing() {
+	for tm.InputHidden() != hidden {
 		if time.Now().After(deadline) {
-			t.Fatal("echo off is not reported")
+			t.Fatalf("InputHidden() stays %v", !hidden)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
