@@ -47,7 +47,9 @@ const (
 // terminals is the API's share of the terminals' lifecycle: the watchers
 // that log and journal a terminal's end.
 type terminals struct {
-	wg sync.WaitGroup
+	mu      sync.Mutex
+	closing bool // no watcher is added once CloseTerminals began
+	wg      sync.WaitGroup
 }
 
 // CloseTerminals closes every terminal and waits until their ends are
@@ -56,6 +58,9 @@ func (a *API) CloseTerminals() {
 	if a.opt.Terminals == nil {
 		return
 	}
+	a.terms.mu.Lock()
+	a.terms.closing = true
+	a.terms.mu.Unlock()
 	a.opt.Terminals.Close()
 	a.terms.wg.Wait()
 }
@@ -133,7 +138,10 @@ func (a *API) terminalSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(maxTerminalMessage)
-	ctx := r.Context()
+	// The socket ends with the terminal or the client, not with the
+	// server's streams context: a stopping server ends the terminal first
+	// (CloseTerminals) and the client is told why.
+	ctx := context.WithoutCancel(r.Context())
 	reattached := t != nil
 	if t == nil {
 		t, err = mgr.Open(ctx, terminal.Spec{SessionID: sid, Owner: owner, Dir: sess.Workspace, Cols: cols, Rows: rows})
@@ -207,6 +215,14 @@ func (a *API) terminalOpened(p identity.Principal, t *terminal.Terminal) {
 		a.log.Warn("terminal.opened not journaled", "terminal_id", t.ID, "err", err)
 	}
 	cancel()
+	a.terms.mu.Lock()
+	defer a.terms.mu.Unlock()
+	if a.terms.closing {
+		// Opened as the server stops: Terminals.Close kills it; nobody
+		// waits to journal its end.
+		t.Close("server stopping")
+		return
+	}
 	a.terms.wg.Add(1)
 	go func() {
 		defer a.terms.wg.Done()
