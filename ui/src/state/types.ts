@@ -20,7 +20,8 @@ export type EventType =
   | "approval.requested" | "approval.resolved"
   | "clarify.requested" | "clarify.resolved"
   | "todo.updated" | "context.warning" | "context.compacted"
-  | "diagnostic" | "resync";
+  | "diagnostic" | "resync"
+  | "terminal.opened" | "terminal.closed";
 
 /** Session lifecycle: events of no run (run_id ""), which the store applies
  * to the sessions list. GET /api/events carries them from every session. */
