@@ -19,6 +19,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/identity"
 	"github.com/caduceus-dev/caduceus/internal/secret"
+	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/terminal"
 )
 
@@ -163,6 +164,18 @@ func (a *API) terminalSocket(w http.ResponseWriter, r *http.Request) {
 	a.serveTerminal(ctx, conn, t, p, reattached)
 }
 
+// closeSessionTerminals ends the terminals of a deleted session. Their
+// terminal.closed is not journaled: session.deleted is the session's last
+// event (the store refuses anything after it).
+func (a *API) closeSessionTerminals(sid string) {
+	if a.opt.Terminals == nil {
+		return
+	}
+	if n := a.opt.Terminals.CloseSession(sid, "session deleted"); n > 0 {
+		a.log.Info("terminals of a deleted session closed", "session_id", sid, "terminals", n)
+	}
+}
+
 // terminalSize reads the optional initial size.
 func terminalSize(w http.ResponseWriter, c, r string) (cols, rows int, ok bool) {
 	if c == "" && r == "" {
@@ -231,7 +244,11 @@ func (a *API) terminalOpened(p identity.Principal, t *terminal.Terminal) {
 		a.log.Info("terminal closed", "terminal_id", t.ID, "session_id", t.SessionID, "by", p, "reason", reason, "code", code)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := a.svc.TerminalClosed(ctx, t.SessionID, event.TerminalClosedPayload{TerminalID: t.ID, Reason: reason, Code: code, By: p.Actor()}); err != nil {
+		err := a.svc.TerminalClosed(ctx, t.SessionID, event.TerminalClosedPayload{TerminalID: t.ID, Reason: reason, Code: code, By: p.Actor()})
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			// The session was deleted: nothing may follow session.deleted.
+		case err != nil:
 			a.log.Warn("terminal.closed not journaled", "terminal_id", t.ID, "err", err)
 		}
 	}()

@@ -407,3 +407,29 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestTerminalSessionDeleted: deleting a session ends its terminals; the
+// client is told, and nothing is journaled after session.deleted.
+func TestTerminalSessionDeleted(t *testing.T) {
+	e, m := termEnv(t)
+	s := e.session(t)
+	tc, _, err := e.dialTerminal(t, s.ID, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.waitMsg("hello")
+	e.req("DELETE", "/api/sessions/"+s.ID, "").want(t, http.StatusNoContent, "")
+	if exit := tc.waitMsg("exit"); exit["reason"] != "session deleted" {
+		t.Fatalf("exit = %v", exit)
+	}
+	if n := len(m.List(s.ID, "local")); n != 0 {
+		t.Fatalf("%d terminals of the deleted session run", n)
+	}
+	evs, err := e.st.Events(e.ctx, store.EventQuery{SessionID: s.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Type != event.SessionDeleted {
+		t.Fatalf("after the delete the session's journal holds %d events: %v", len(evs), evs)
+	}
+}

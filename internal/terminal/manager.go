@@ -314,6 +314,23 @@ func (m *Manager) CloseIdle() int {
 	return len(idle)
 }
 
+// CloseSession closes every terminal of sessionID, whoever owns it, and
+// returns how many: a deleted session leaves no shell behind.
+func (m *Manager) CloseSession(sessionID, reason string) int {
+	m.mu.Lock()
+	var those []*Terminal
+	for _, t := range m.terms {
+		if t.SessionID == sessionID {
+			those = append(those, t)
+		}
+	}
+	m.mu.Unlock()
+	for _, t := range those {
+		t.Close(reason)
+	}
+	return len(those)
+}
+
 // Run closes idle terminals until ctx ends, then closes every terminal.
 func (m *Manager) Run(ctx context.Context) {
 	every := min(m.cfg.Idle/4, time.Minute)
