@@ -129,3 +129,31 @@ func TestUITerminal(t *testing.T) {
 		t.Errorf("the typed line is not in the server log:\n%s", s.Logs.String())
 	}
 }
+
+// TestUITerminalRoles: a signed-in operator gets a shell; a viewer gets a
+// note and no connection is made for them.
+func TestUITerminalRoles(t *testing.T) {
+	t.Parallel()
+	s := authServer(t, e2etest.Scenarios())
+	op := openBrowser(t, s)
+	op.signIn("otto", operatorPW)
+	sid := op.newSessionUI()
+	op.openTerminalTab()
+	op.typeTerm("echo otto-$((40+2))")
+	op.waitTermShows("otto-42")
+
+	vw := openBrowser(t, s)
+	vw.signIn("vera", viewerPW)
+	vw.openSessionReadOnly(sid)
+	if !vw.visible("[data-testid=pane-tab-terminal]") {
+		vw.click("[data-testid=activity-toggle]")
+	}
+	vw.click("[data-testid=pane-tab-terminal]")
+	vw.waitVisible("[data-testid=terminal-viewer]")
+	if n := vw.count(termRows) + vw.count("[data-testid=terminal-screen]"); n != 0 {
+		t.Errorf("a viewer sees a terminal (%d elements)", n)
+	}
+	if strings.Count(s.Logs.String(), `msg="terminal opened"`) != 1 {
+		t.Errorf("terminals opened: want only the operator's:\n%s", s.Logs.String())
+	}
+}
