@@ -343,9 +343,10 @@ func (a *API) readTerminal(ctx context.Context, conn *websocket.Conn, t *termina
 		switch typ {
 		case websocket.MessageBinary:
 			lines.feed(data)
-			if _, err := t.Write(data); err != nil {
-				return
-			}
+			// Input to a terminal that just ended is dropped: the writer
+			// is about to tell the client (exit), which it could not if
+			// this returned and ended the socket first.
+			_, _ = t.Write(data)
 		case websocket.MessageText:
 			var m termMsg
 			if err := json.Unmarshal(data, &m); err != nil {

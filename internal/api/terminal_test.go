@@ -433,3 +433,27 @@ func TestTerminalSessionDeleted(t *testing.T) {
 		t.Fatalf("after the delete the session's journal holds %d events: %v", len(evs), evs)
 	}
 }
+
+// TestTerminalShellExit: the shell's exit ends the terminal; the client
+// gets its status, and a reattach finds nothing.
+func TestTerminalShellExit(t *testing.T) {
+	e, _ := termEnv(t)
+	s := e.session(t)
+	tc, _, err := e.dialTerminal(t, s.ID, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid, _ := tc.waitMsg("hello")["id"].(string)
+	tc.send("exit 5\n")
+	if exit := tc.waitMsg("exit"); exit["reason"] != "exited" || exit["code"] != 5.0 {
+		t.Fatalf("exit = %v", exit)
+	}
+	<-tc.done
+	if _, res, err := e.dialTerminal(t, s.ID, "?id="+tid, nil); err == nil || res == nil || res.StatusCode != http.StatusNotFound {
+		t.Fatalf("reattached to an ended terminal: err %v res %v", err, res)
+	}
+	_, closed := terminalEvents(t, e, s.ID)
+	if len(closed) != 1 || closed[0]["reason"] != "exited" || closed[0]["code"] != 5.0 {
+		t.Fatalf("terminal.closed = %v", closed)
+	}
+}
