@@ -48,8 +48,9 @@ const (
 	SessionUpdated Type = "session.updated" // a person changed a session's title or model
 	SessionDeleted Type = "session.deleted" // a session and its history were deleted
 
-	// Terminals (a person's shell in the session's workspace). Like the
-	// lifecycle events they belong to no run.
+	// Terminals: a person's shell in the session's workspace, of no run
+	// (run_id ""), numbered with the session's lifecycle events but heard
+	// only by streams of that session.
 	TerminalOpened Type = "terminal.opened" // a person opened a terminal
 	TerminalClosed Type = "terminal.closed" // a terminal ended
 
@@ -117,10 +118,9 @@ func IsTerminal(t Type) bool { return t == RunDone }
 // every browser tab hears of whichever session it shows.
 func SessionTypes() []Type { return []Type{SessionCreated, SessionUpdated, SessionDeleted} }
 
-// IsRunless reports whether events of type t belong to a session and no
-// run: the lifecycle types and the terminal events. They share the
-// session's gap-free seq.
-func IsRunless(t Type) bool { return IsSession(t) || t == TerminalOpened || t == TerminalClosed }
-
-// IsSession reports whether t is a session lifecycle type.
-func IsSession(t Type) bool { return t == SessionCreated || t == SessionUpdated || t == SessionDeleted }
+// IsSession reports whether t is an event of a session rather than of a
+// run (run_id ""): the lifecycle types and a person's terminal events.
+// Only the lifecycle types reach every tab.
+func IsSession(t Type) bool {
+	return t == SessionCreated || t == SessionUpdated || t == SessionDeleted || t == TerminalOpened || t == TerminalClosed
+}

@@ -235,7 +235,7 @@ type Tx interface {
 
 	// AppendEvents assigns IDs and Seqs and inserts the drafts, all for runs
 	// or sessions that exist. A run's events are numbered per run; session
-	// events of no run (event.IsRunless: lifecycle, terminals; RunID "") have a gap-free Seq of
+	// lifecycle events (event.IsSession; RunID "") have a gap-free Seq of
 	// their own per session. When fence is non-empty each run must be leased
 	// to that runner, else ErrLeaseLost, and no draft may be a session
 	// event. A second terminal event for a run, or a draft whose RunID does
