@@ -367,3 +367,34 @@ func waitState(t *testing.T, tm *terminal.Terminal, hidden bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestSlowClientDetached: a client that does not take its output is
+// detached rather than buffered for; the terminal runs on and a reattach
+// gets the newest output.
+func TestSlowClientDetached(t *testing.T) {
+	m := newManager(t, terminal.Config{Scrollback: 8192})
+	tm := open(t, m, t.TempDir())
+	_, c := tm.Attach()
+	// Nobody reads c.Out (a stalled browser) while the shell floods it.
+	fmt.Fprintf(tm, "yes flood-line | head -n 200000; echo flood-$((6*6))\n")
+	deadline := time.Now().Add(30 * time.Second)
+	for c.Taken() == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("a client that never reads was never detached")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := c.Taken(); got != terminal.DetachSlow {
+		t.Fatalf("detached because %q, want %q", got, terminal.DetachSlow)
+	}
+	select {
+	case <-tm.Done():
+		t.Fatal("the terminal ended with its slow client")
+	default:
+	}
+	_, c2 := tm.Attach()
+	var s screen
+	watch(c2, &s)
+	fmt.Fprintf(tm, "echo after-$((5+5))\n")
+	waitFor(t, &s, "after-10")
+}

@@ -130,7 +130,13 @@ function TerminalView({ sessionID }: { sessionID: string }) {
               break;
             case "detached":
               ended = true;
-              setStatus({ kind: "detached", reason: m.reason ?? "" });
+              if (m.reason === "too slow") {
+                // The page fell behind a flood of output: reattach, and the
+                // scrollback brings the screen up to date.
+                setConn((c) => ({ n: c.n + 1, fresh: false }));
+              } else {
+                setStatus({ kind: "detached", reason: m.reason ?? "" });
+              }
               break;
             case "error":
               if (m.error === "too_many_terminals") {
