@@ -14,7 +14,12 @@ const check = process.argv.includes("--check");
 const result = await esbuild.build({
   // katex.css (and its fonts) is an entry of its own: the math chunk links
   // it on first use, so pages without math never download it.
-  entryPoints: { app: join(here, "src", "main.tsx"), katex: join(here, "node_modules", "katex", "dist", "katex.min.css") },
+  // xterm.css likewise, linked by the terminal chunk.
+  entryPoints: {
+    app: join(here, "src", "main.tsx"),
+    katex: join(here, "node_modules", "katex", "dist", "katex.min.css"),
+    xterm: join(here, "node_modules", "@xterm", "xterm", "css", "xterm.css"),
+  },
   bundle: true,
   splitting: true, // math (KaTeX) is a separate chunk, loaded only when used
   format: "esm",

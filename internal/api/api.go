@@ -26,7 +26,9 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
+	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/terminal"
 )
 
 // Info describes the running server for /api/meta.
@@ -85,6 +87,14 @@ type Options struct {
 	// Checkpoints records a checkpoint before a person's edit is saved;
 	// nil takes none.
 	Checkpoints EditCheckpointer
+
+	// Terminal: the people's shells. Terminals nil turns the route off.
+	Terminals *terminal.Manager
+	// Origins are the browser origins besides the server's own
+	// (httpguard's allowed origins) a terminal's WebSocket may come from.
+	Origins []string
+	// Redactor masks known secrets in the typed lines the log records.
+	Redactor *secret.Redactor
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -139,6 +149,8 @@ type API struct {
 	limiter *loginLimiter
 	// gitLocks serialises the Git panel's writes per workspace.
 	gitLocks *gitWriteLocks
+	// terms watches the terminals' ends.
+	terms terminals
 }
 
 // New returns the API.
@@ -237,6 +249,8 @@ func (a *API) routes() []route {
 		{"PUT /api/sessions/{id}/files/content", a.putFileContent},
 		{"GET /api/sessions/{id}/files/search", a.searchFiles},
 		{"GET /api/sessions/{id}/files/resolve", a.resolveFile},
+		// Terminal
+		{"GET /api/sessions/{id}/terminal", a.terminalSocket},
 	}
 }
 

@@ -29,9 +29,11 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/runner"
+	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/store/sqlite"
 	"github.com/caduceus-dev/caduceus/internal/store/storetest"
+	"github.com/caduceus-dev/caduceus/internal/terminal"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 )
 
@@ -76,6 +78,10 @@ type envConfig struct {
 	images  api.ImageInput
 	// options changes the API's Options last.
 	options []func(*api.Options)
+	// Terminal: the manager (nil: off), extra origins, the redactor.
+	terms   *terminal.Manager
+	origins []string
+	red     *secret.Redactor
 }
 
 type envOpt func(*envConfig)
@@ -141,7 +147,8 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	ident := identity.New(st, identity.Config{Token: cfg.token, Loopback: true, Log: log})
 	params := testParams
 	aopt := api.Options{Heartbeat: cfg.heartbeat, LeaseWindow: cfg.lease, StreamWriteTimeout: cfg.streamWrite, MaxStreamsPerAddr: cfg.maxStreams,
-		Identity: ident, PasswordParams: &params, SecureCookies: cfg.secure, Uploads: cfg.uploads, Images: reg, Git: cfg.git, GitEmailDomain: cfg.gitDomain}
+		Identity: ident, PasswordParams: &params, SecureCookies: cfg.secure, Uploads: cfg.uploads, Images: reg, Git: cfg.git, GitEmailDomain: cfg.gitDomain,
+		Terminals: cfg.terms, Origins: cfg.origins, Redactor: cfg.red}
 	if cfg.images != nil {
 		aopt.Images = cfg.images
 	}

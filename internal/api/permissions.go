@@ -101,6 +101,10 @@ var routePerms = map[string]perm{
 	"PUT /api/sessions/{id}/files/content": permOperate,
 	"GET /api/sessions/{id}/files/search":  permRead,
 	"GET /api/sessions/{id}/files/resolve": permRead,
+
+	// Terminal: a shell runs anything, so operate (a read-scoped token
+	// and a viewer are refused).
+	"GET /api/sessions/{id}/terminal": permOperate,
 }
 
 // permitted checks the request's principal against the route's entry and

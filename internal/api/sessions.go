@@ -202,6 +202,7 @@ func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	a.closeSessionTerminals(sid)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -37,6 +37,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/skill"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/telemetry"
+	"github.com/caduceus-dev/caduceus/internal/terminal"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 	"github.com/caduceus-dev/caduceus/internal/web"
 )
@@ -60,6 +61,10 @@ type App struct {
 	// metrics serves a runner process's /metrics (--metrics-addr); nil
 	// otherwise.
 	metrics *metricsServer
+	// api is the web tier's API (nil for a runner process); terms its
+	// terminals (nil when off).
+	api   *api.API
+	terms *terminal.Manager
 }
 
 // waker carries "look at the journal now" to the other processes: the
@@ -192,10 +197,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		}
 	}
 	conn := connBounds(cfg)
+	a.terms = newTerminals(cfg, log)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
 		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel,
-		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg}, log)
+		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
+		Terminals: a.terms, Origins: guard.Origins(), Redactor: red}, log)
+	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
 	ui, err := web.New()
@@ -371,6 +379,9 @@ func (a *App) Run(ctx context.Context) error {
 		a.srv.BaseContext = func(net.Listener) context.Context { return streamsCtx }
 		srvErr := make(chan error, 1)
 		go func() { srvErr <- a.srv.Serve(a.ln) }()
+		if a.terms != nil {
+			go a.terms.Run(streamsCtx)
+		}
 		select {
 		case <-ctx.Done():
 		case err = <-srvErr:
@@ -379,6 +390,10 @@ func (a *App) Run(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = a.srv.Shutdown(sctx)
 		cancel()
+		// Terminals are hijacked connections Shutdown does not wait for:
+		// their shells are killed and their ends journaled before the
+		// writer stops.
+		a.api.CloseTerminals()
 	} else {
 		<-ctx.Done()
 	}

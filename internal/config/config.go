@@ -74,6 +74,13 @@ type Config struct {
 	// open; one more is refused with 429 too_many_streams. Zero means
 	// DefaultMaxStreamsPerAddr, negative no limit.
 	MaxStreamsPerAddr int
+	// TerminalIdle closes a terminal no browser is attached to and that
+	// wrote nothing for this long. Zero means DefaultTerminalIdle.
+	TerminalIdle time.Duration
+	// MaxTerminals bounds the terminals one person holds open in one
+	// session. Zero means DefaultMaxTerminals, negative turns terminals
+	// off.
+	MaxTerminals int
 	// Database is a PostgreSQL URL (postgres://...) to keep the store in,
 	// shared by processes on several hosts; empty keeps it in the SQLite
 	// file <data-dir>/caduceus.db. It may hold a password: it never
@@ -120,6 +127,8 @@ const DefaultAddr = "127.0.0.1:7420"
 const (
 	DefaultReadTimeout       = 30 * time.Second
 	DefaultWriteTimeout      = 30 * time.Second
+	DefaultTerminalIdle      = 30 * time.Minute
+	DefaultMaxTerminals      = 4
 	DefaultIdleTimeout       = 60 * time.Second
 	DefaultMaxConnsPerAddr   = 128
 	DefaultMaxStreamsPerAddr = 32
@@ -155,6 +164,7 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		}{
 			{&c.MaxConnsPerAddr, "max-conns-per-addr", "CADUCEUS_MAX_CONNS_PER_ADDR", DefaultMaxConnsPerAddr, "open connections per client address; more are closed at once; 0 no limit"},
 			{&c.MaxStreamsPerAddr, "max-streams-per-addr", "CADUCEUS_MAX_STREAMS_PER_ADDR", DefaultMaxStreamsPerAddr, "event streams per client address; more are refused (429); 0 no limit"},
+			{&c.MaxTerminals, "max-terminals", "CADUCEUS_MAX_TERMINALS", DefaultMaxTerminals, "terminals one person may hold open in one session; 0 turns terminals off"},
 		} {
 			def, err := intEnv(getenv, l.env, l.def)
 			if err != nil {
@@ -203,6 +213,7 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		{&c.ReadTimeout, "read-timeout", "CADUCEUS_READ_TIMEOUT", DefaultReadTimeout, "longest time to read a request, headers and body (event streams exempt)", true},
 		{&c.WriteTimeout, "write-timeout", "CADUCEUS_WRITE_TIMEOUT", DefaultWriteTimeout, "longest time to write a response, or one write of an event stream", true},
 		{&c.IdleTimeout, "idle-timeout", "CADUCEUS_IDLE_TIMEOUT", DefaultIdleTimeout, "close a keep-alive connection idle this long", true},
+		{&c.TerminalIdle, "terminal-idle", "CADUCEUS_TERMINAL_IDLE", DefaultTerminalIdle, "close a terminal no browser is attached to and that wrote nothing for this long", true},
 	}
 	for _, d := range durs {
 		if cmd != "serve" && d.serveOnly {
@@ -299,7 +310,7 @@ func (c *Config) finish() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"read-timeout", c.ReadTimeout}, {"write-timeout", c.WriteTimeout}, {"idle-timeout", c.IdleTimeout}} {
+	}{{"read-timeout", c.ReadTimeout}, {"write-timeout", c.WriteTimeout}, {"idle-timeout", c.IdleTimeout}, {"terminal-idle", c.TerminalIdle}} {
 		if d.v < 100*time.Millisecond {
 			return fmt.Errorf("%s must be at least 100ms, not %s", d.name, d.v)
 		}
@@ -309,7 +320,7 @@ func (c *Config) finish() error {
 	for _, p := range []struct {
 		name string
 		v    *int
-	}{{"max-conns-per-addr", &c.MaxConnsPerAddr}, {"max-streams-per-addr", &c.MaxStreamsPerAddr}} {
+	}{{"max-conns-per-addr", &c.MaxConnsPerAddr}, {"max-streams-per-addr", &c.MaxStreamsPerAddr}, {"max-terminals", &c.MaxTerminals}} {
 		switch {
 		case *p.v < 0:
 			return fmt.Errorf("%s must not be negative (0 turns the limit off)", p.name)

@@ -325,6 +325,24 @@ type SessionDeletedPayload struct {
 	ID string `json:"id"`
 }
 
+// TerminalOpenedPayload is the payload of terminal.opened.
+type TerminalOpenedPayload struct {
+	TerminalID string `json:"terminal_id"`
+	Shell      string `json:"shell"`
+	By         *Actor `json:"by,omitempty"`
+}
+
+// TerminalClosedPayload is the payload of terminal.closed. Reason is
+// "exited" (the shell ended; Code is its status), "closed" (a person
+// closed it), "idle", or "server stopping"; Code is -1 when the shell was
+// killed.
+type TerminalClosedPayload struct {
+	TerminalID string `json:"terminal_id"`
+	Reason     string `json:"reason"`
+	Code       int    `json:"code"`
+	By         *Actor `json:"by,omitempty"`
+}
+
 // ResyncPayload is the payload of resync.
 type ResyncPayload struct {
 	Reason string `json:"reason"`

@@ -53,6 +53,12 @@ const (
 	// only by streams of that session.
 	GitCommitted Type = "git.committed" // a person committed through the Git panel
 
+	// Terminals: a person's shell in the session's workspace, of no run
+	// (run_id ""), numbered with the session's lifecycle events but heard
+	// only by streams of that session.
+	TerminalOpened Type = "terminal.opened" // a person opened a terminal
+	TerminalClosed Type = "terminal.closed" // a terminal ended
+
 	// Resync is never journaled: a stream sends it when it cannot honour the
 	// client's cursor, so the client reloads state instead of showing a gap.
 	Resync Type = "resync"
@@ -105,6 +111,8 @@ func Catalog() []Info {
 		{SessionUpdated, TierDefault, false, "a session was renamed or its model changed"},
 		{SessionDeleted, TierDefault, false, "a session was deleted"},
 		{GitCommitted, TierDefault, false, "a person committed in the Git panel"},
+		{TerminalOpened, TierDefault, false, "a person opened a terminal in the workspace"},
+		{TerminalClosed, TierDefault, false, "a terminal ended"},
 		{Resync, TierDefault, false, "stream-only: cursor cannot be honoured"},
 	}
 }
@@ -118,7 +126,9 @@ func SessionTypes() []Type { return []Type{SessionCreated, SessionUpdated, Sessi
 
 // IsSession reports whether t is an event of a session rather than of a
 // run (run_id ""): the lifecycle types and a person's workspace acts
-// (git.committed). Only the lifecycle types reach every tab.
+// (git.committed, terminal.opened, terminal.closed). Only the lifecycle
+// types reach every tab.
 func IsSession(t Type) bool {
-	return t == SessionCreated || t == SessionUpdated || t == SessionDeleted || t == GitCommitted
+	return t == SessionCreated || t == SessionUpdated || t == SessionDeleted || t == GitCommitted ||
+		t == TerminalOpened || t == TerminalClosed
 }

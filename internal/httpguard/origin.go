@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -104,4 +105,16 @@ func defaultPort(scheme string) string {
 		return "443"
 	}
 	return ""
+}
+
+// Origins returns the configured origins besides the server's own, in
+// their canonical form (scheme://host[:port]): where a WebSocket, which
+// the Guard does not see upgraded, may come from too.
+func (g *Guard) Origins() []string {
+	out := make([]string, 0, len(g.allowed))
+	for o := range g.allowed {
+		out = append(out, o)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -172,6 +172,19 @@ func (r *Registry) record(p Process, pid int, startTicks uint64) Record {
 	}
 }
 
+// Kill SIGKILLs what is left of this registry's process processID (its
+// process group and every process carrying its EnvVar entry, as a sweep
+// would) and returns how many processes it signalled; the record stays
+// until Untrack. For an owner that ends a process on purpose, such as a
+// terminal being closed.
+func (r *Registry) Kill(processID string) int {
+	rec, err := readRecord(filepath.Join(r.dir, r.fileName(r.runnerID, processID)))
+	if err != nil {
+		return 0
+	}
+	return r.kill(rec)
+}
+
 // Untrack removes the record of processID once the process has ended
 // (and everything left in its group has been killed). A record already
 // gone, removed by a sweep, is fine.

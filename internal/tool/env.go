@@ -80,6 +80,11 @@ func commandEnv(environ, extra []string) []string {
 	return env
 }
 
+// CommandEnv is the environment of a command a person runs in a session's
+// workspace (a terminal): the same variables the agent's commands get
+// from environ, so no secret of the server's reaches it either.
+func CommandEnv(environ, extra []string) []string { return commandEnv(environ, extra) }
+
 // proxyAllowed reports whether a proxy setting holds no credentials
 // (http://user:password@proxy:3128 does).
 func proxyAllowed(v string) bool {

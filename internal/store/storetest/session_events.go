@@ -91,6 +91,7 @@ func testSessionEventsRefused(t *testing.T, open Open) {
 	}{
 		{"run event without a run", "", []event.Draft{draft("s1", "", event.MessageUser, nil)}, store.ErrConflict},
 		{"session event under a run", "", []event.Draft{draft("s1", "r1", event.SessionCreated, nil)}, store.ErrConflict},
+		{"terminal event under a run", "", []event.Draft{draft("s1", "r1", event.TerminalOpened, nil)}, store.ErrConflict},
 		{"session event with a fence", "runner-1", []event.Draft{sessionDraft("s1", event.SessionUpdated)}, store.ErrConflict},
 		{"no session", "", []event.Draft{sessionDraft("", event.SessionUpdated)}, store.ErrConflict},
 		{"unknown session", "", []event.Draft{sessionDraft("nope", event.SessionCreated)}, store.ErrNotFound},
@@ -119,6 +120,11 @@ func testSessionEventsRefused(t *testing.T, open Open) {
 	out := appendEvents(t, db, "", sessionDraft("s1", event.SessionCreated), draft("s1", "r1", event.MessageUser, nil))
 	if out[0].Seq != 1 || out[1].Seq != 1 {
 		t.Fatalf("after refusals: seqs %d and %d, want 1 and 1", out[0].Seq, out[1].Seq)
+	}
+	// Terminal events belong to the session alone and share its seq.
+	term := appendEvents(t, db, "", sessionDraft("s1", event.TerminalOpened), sessionDraft("s1", event.TerminalClosed))
+	if term[0].RunID != "" || term[0].Seq != 2 || term[1].Seq != 3 {
+		t.Fatalf("terminal events: run %q, seqs %d and %d; want no run, 2 and 3", term[0].RunID, term[0].Seq, term[1].Seq)
 	}
 }
 

@@ -605,6 +605,11 @@ export const handlers: Record<EventType, Handler> = {
     // Handled before reducing: the store drops the session and reloads its
     // snapshot (see store.ts), since the stream's replay would start over.
   },
+  // A person's terminal opened or ended: a record of who ran a shell, not
+  // part of the conversation (the server's transcript has no item for it
+  // either); the Terminal tab follows its own socket.
+  "terminal.opened": () => {},
+  "terminal.closed": () => {},
 };
 
 /** Applies one envelope of this session. Events at or below the cursor are

@@ -21,7 +21,7 @@ export type EventType =
   | "clarify.requested" | "clarify.resolved"
   | "todo.updated" | "context.warning" | "context.compacted"
   | "diagnostic" | "resync"
-  | "git.committed";
+  | "git.committed" | "terminal.opened" | "terminal.closed";
 
 /** Session lifecycle: events of no run (run_id ""), which the store applies
  * to the sessions list. GET /api/events carries them from every session. */
