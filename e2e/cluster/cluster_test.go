@@ -50,7 +50,8 @@ func TestClusterAcrossHosts(t *testing.T) {
 		sc = append(sc, sideEffect(fmt.Sprintf("job-%02d", i), e2etest.Text("on it")))
 	}
 	for i := range slows {
-		sc = append(sc, sideEffect(fmt.Sprintf("slow-%02d", i), e2etest.SlowText(300, 20)))
+		sc = append(sc, sideEffect(fmt.Sprintf("slow-%02d", i), e2etest.SlowText(150, 20)),
+			sideEffect(fmt.Sprintf("frz-%02d", i), e2etest.SlowText(150, 20)))
 	}
 	sc = append(sc, e2etest.Scenario("stream", e2etest.Turn(e2etest.SlowText(400, 10))))
 	sp := e2etest.WriteScript(t, e2etest.Scenarios(sc...))
@@ -89,56 +90,48 @@ func TestClusterAcrossHosts(t *testing.T) {
 	checkSideFile(t, ws, "job-", jobs)
 	phase("journal")
 
-	// SIGKILL a runner holding runs mid-turn.
-	var slowIDs []string
-	for i := range slows {
-		w := webs[i%2]
-		slowIDs = append(slowIDs, w.Send(t, w.NewSession(t), fmt.Sprintf("slow-%02d", i)).ID)
-	}
-	holder := map[string]string{} // run -> runner of its first attempt
-	held := map[string]int{}
-	for i, id := range slowIDs {
-		st := e2etest.OpenStream(t, webs[i%2].URL+"/api/runs/"+id+"/events", nil)
-		evs := st.Until(t, "5 deltas of "+id, e2etest.Deltas(5))
-		st.Close()
-		s := e2etest.OfType[e2etest.StartedJSON](t, evs, event.RunStarted)
-		holder[id] = s[0].RunnerID
-		held[s[0].RunnerID]++
-	}
-	victim := runners[0]
-	for _, r := range runners {
-		if held[r.ID] > held[victim.ID] {
-			victim = r
-		}
-	}
-	var lost []string
-	for _, id := range slowIDs {
-		if holder[id] == victim.ID && !webs[0].Run(t, id).Terminal {
-			lost = append(lost, id)
-		}
-	}
-	if len(lost) == 0 {
-		t.Fatalf("no runner holds an unfinished run to kill: %v", held)
-	}
-	killed := time.Now()
-	victim.Stop(t, syscall.SIGKILL)
+	// SIGKILL a runner holding runs mid-turn: they recover on another.
+	victim, _ := loseRunner(t, webs, runners, ws, "slow-", slows, func(r *e2etest.RunnerProc) {
+		r.Stop(t, syscall.SIGKILL)
+	})
+	runners = slices.DeleteFunc(runners, func(r *e2etest.RunnerProc) bool { return r == victim })
 	phase("kill")
-	for i, id := range slowIDs {
-		webs[i%2].WaitRun(t, id, 60*time.Second, "completed", func(r e2etest.RunJSON) bool { return r.Terminal })
-	}
-	t.Logf("runner %s killed holding %d of %d runs; all done %s later", victim.ID, len(lost), slows, time.Since(killed).Round(time.Millisecond))
-	for i, id := range slowIDs {
-		starts := checkRun(t, webs[(i+1)%2], id)
-		if !slices.Contains(lost, id) {
-			continue
-		}
-		if len(starts) != 2 || starts[0].RunnerID != victim.ID || starts[1].RunnerID == victim.ID || !starts[1].Resumed {
-			t.Errorf("run %s of the killed runner %s: run.started %+v, want a resumed second attempt on another runner", id, victim.ID, starts)
-		}
-	}
-	checkSideFile(t, ws, "slow-", slows)
-	phase("recover")
 
+	// SIGSTOP one (a host frozen, or cut off): its runs recover on the
+	// last runner; when it wakes, it finds each of them lost (its lease
+	// gone, or its write refused: if it froze inside a transaction, the
+	// server ended that session after postgres.IdleInTransaction so the
+	// others could write), and neither appends to those runs nor runs their
+	// commands again.
+	frozen, held := loseRunner(t, webs, runners, ws, "frz-", slows, func(r *e2etest.RunnerProc) {
+		if err := syscall.Kill(r.Child.PID(), syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err := syscall.Kill(frozen.Child.PID(), syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		log, fenced := frozen.Child.Log(t), 0
+		for _, id := range held {
+			if gaveUp(log, frozen.ID, id) {
+				fenced++
+			}
+		}
+		if fenced == len(held) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the woken runner gave up %d of the %d runs it held:\n%s", fenced, len(held), log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	checkSideFile(t, ws, "frz-", slows)
+	for i, id := range held {
+		checkRun(t, webs[i%2], id) // still once, after the woken runner
+	}
+	phase("freeze")
 	// A client's stream moves between the web nodes every 25 events.
 	r := webs[0].Send(t, webs[0].NewSession(t), "stream")
 	var seen []event.Event
@@ -169,6 +162,79 @@ func TestClusterAcrossHosts(t *testing.T) {
 	}
 	t.Logf("the stream moved %d times over %d events (%d deltas)", hops-1, len(seen), e2etest.CountType(seen, event.MessageDelta))
 	phase("stream")
+}
+
+// loseRunner starts n runs of the jobs prefix00..., each streaming about
+// 3 s before its command, waits until each has streamed a little, then
+// does lose to the runner holding most of them. Every run completes; those
+// the runner held (and had not finished) have a resumed second attempt on
+// another runner, and every command ran once. It returns the runner lost
+// and the runs it held.
+func loseRunner(t *testing.T, webs []*e2etest.WebProc, runners []*e2etest.RunnerProc, ws, prefix string, n int,
+	lose func(*e2etest.RunnerProc)) (*e2etest.RunnerProc, []string) {
+	t.Helper()
+	var ids []string
+	for i := range n {
+		w := webs[i%2]
+		ids = append(ids, w.Send(t, w.NewSession(t), fmt.Sprintf("%s%02d", prefix, i)).ID)
+	}
+	holder := map[string]string{} // run -> runner of its first attempt
+	held := map[string]int{}
+	for i, id := range ids {
+		st := e2etest.OpenStream(t, webs[i%2].URL+"/api/runs/"+id+"/events", nil)
+		evs := st.Until(t, "5 deltas of "+id, e2etest.Deltas(5))
+		st.Close()
+		s := e2etest.OfType[e2etest.StartedJSON](t, evs, event.RunStarted)
+		holder[id] = s[0].RunnerID
+		held[s[0].RunnerID]++
+	}
+	victim := runners[0]
+	for _, r := range runners {
+		if held[r.ID] > held[victim.ID] {
+			victim = r
+		}
+	}
+	var lost []string
+	for _, id := range ids {
+		if holder[id] == victim.ID && !webs[0].Run(t, id).Terminal {
+			lost = append(lost, id)
+		}
+	}
+	if len(lost) == 0 {
+		t.Fatalf("no runner holds an unfinished run: %v", held)
+	}
+	at := time.Now()
+	lose(victim)
+	for i, id := range ids {
+		webs[i%2].WaitRun(t, id, 60*time.Second, "completed", func(r e2etest.RunJSON) bool { return r.Terminal })
+	}
+	t.Logf("runner %s lost holding %d of %d runs; all done %s later", victim.ID, len(lost), n, time.Since(at).Round(time.Millisecond))
+	for i, id := range ids {
+		starts := checkRun(t, webs[(i+1)%2], id)
+		if !slices.Contains(lost, id) {
+			continue
+		}
+		if len(starts) != 2 || starts[0].RunnerID != victim.ID || starts[1].RunnerID == victim.ID || !starts[1].Resumed {
+			t.Errorf("run %s of the lost runner %s: run.started %+v, want a resumed second attempt on another runner", id, victim.ID, starts)
+		}
+	}
+	checkSideFile(t, ws, prefix, n)
+	return victim, lost
+}
+
+// gaveUp says whether a runner's log shows it found run id taken from it:
+// its lease lost, or its ending of the run refused as a conflict.
+func gaveUp(log, runner, id string) bool {
+	for _, l := range strings.Split(log, "\n") {
+		if !strings.Contains(l, "runner="+runner+" run="+id+" ") {
+			continue
+		}
+		if strings.Contains(l, `msg="lease lost; another runner owns the run now"`) ||
+			strings.Contains(l, `msg="finish failed"`) && strings.Contains(l, "conflict") {
+			return true
+		}
+	}
+	return false
 }
 
 // waitRunners waits until w's health lists n runners.
