@@ -1,7 +1,7 @@
 // Package pgtest runs a throwaway PostgreSQL server for tests: Debian's
 // binaries (/usr/lib/postgresql/<version>/bin), a cluster made with initdb
 // in a temporary directory, listening only on a unix socket in that
-// directory, started on first use and stopped when the test binary's
+// directory (and on one TCP address with ListenTCP, tcp.go), started on first use and stopped when the test binary's
 // TestMain ends. Each test gets a database of its own; databases are not
 // dropped (that costs as much as making one) but go with the cluster.
 //
