@@ -1,7 +1,7 @@
 // Package pgtest runs a throwaway PostgreSQL server for tests: Debian's
 // binaries (/usr/lib/postgresql/<version>/bin), a cluster made with initdb
 // in a temporary directory, listening only on a unix socket in that
-// directory (and on one TCP address with ListenTCP, tcp.go), started on first use and stopped when the test binary's
+// directory, started on first use and stopped when the test binary's
 // TestMain ends. Each test gets a database of its own; databases are not
 // dropped (that costs as much as making one) but go with the cluster.
 //
@@ -43,13 +43,13 @@ type Cluster struct {
 	err      error // why the server is not available
 	dir      string
 	bin      string
+	tcp      *tcpListen // nil: the socket only; ListenTCP (tcp.go) sets it
 	srv      *exec.Cmd
 	exited   chan struct{}
 	log      *os.File
 	admin    string // URL of the postgres database
 	n        atomic.Int64
 	stopOnce sync.Once
-	tcp      *tcpListen // nil: the socket only (tcp.go)
 }
 
 // New returns a Cluster that starts when a test first asks for a database.
