@@ -31,6 +31,12 @@ func TestFrozenWriterLosesTheAppendLock(t *testing.T) {
 				StartedAt: time.Now(), HeartbeatAt: time.Now()}); err != nil {
 				return err
 			}
+			// A read makes sure the transaction, its lock and the write
+			// have reached the server (statements that return nothing may
+			// wait to travel with the next one).
+			if _, err := tx.ListRunners(ctx); err != nil {
+				return err
+			}
 			close(inside)
 			<-wake // the process is stopped here, holding the append lock
 			return nil
@@ -40,7 +46,9 @@ func TestFrozenWriterLosesTheAppendLock(t *testing.T) {
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, 3*postgres.IdleInTransaction)
 	defer cancel()
-	if err := other.Write(wctx, func(tx store.Tx) error { return nil }); err != nil {
+	if err := other.Write(wctx, func(tx store.Tx) error {
+		return tx.UpsertRunner(ctx, store.RunnerInfo{ID: "rnr_other", Host: "h", PID: 2, StartedAt: time.Now(), HeartbeatAt: time.Now()})
+	}); err != nil {
 		close(wake)
 		<-errc
 		t.Fatalf("a write behind a frozen writer: %v after %s", err, time.Since(start).Round(time.Millisecond))
@@ -54,7 +62,7 @@ func TestFrozenWriterLosesTheAppendLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runners) != 0 {
-		t.Fatalf("the frozen transaction's write is visible: %+v", runners)
+	if len(runners) != 1 || runners[0].ID != "rnr_other" {
+		t.Fatalf("runners %+v, want only rnr_other: the frozen transaction's write must not be visible", runners)
 	}
 }
