@@ -47,7 +47,7 @@ func TestFrozenWriterLosesTheAppendLock(t *testing.T) {
 	wctx, cancel := context.WithTimeout(ctx, 3*postgres.IdleInTransaction)
 	defer cancel()
 	if err := other.Write(wctx, func(tx store.Tx) error {
-		return tx.UpsertRunner(ctx, store.RunnerInfo{ID: "rnr_other", Host: "h", PID: 2, StartedAt: time.Now(), HeartbeatAt: time.Now()})
+		return tx.UpsertRunner(wctx, store.RunnerInfo{ID: "rnr_other", Host: "h", PID: 2, StartedAt: time.Now(), HeartbeatAt: time.Now()})
 	}); err != nil {
 		close(wake)
 		<-errc
