@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -53,19 +52,6 @@ const versionTable = "goose_db_version"
 // round trip (simple protocol: no arguments).
 var beginWrite = fmt.Sprintf("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(%d)", appendLock)
 
-// IdleInTransaction bounds how long a session may sit idle inside a
-// transaction (the server's idle_in_transaction_session_timeout) before the
-// server ends it. Every write transaction holds the append lock, so a
-// process frozen inside one (stopped, paused, cut off from the network with
-// its connection still open) would otherwise stop every write of every
-// process until TCP gives up on it, which takes hours. No transaction of
-// this store waits on anything but its own statements, so a few seconds
-// idle means the process is stuck. A URL may set its own
-// (?idle_in_transaction_session_timeout=<ms>).
-const IdleInTransaction = 5 * time.Second
-
-const idleParam = "idle_in_transaction_session_timeout"
-
 // ErrBadURL is a database URL that does not parse.
 var ErrBadURL = errors.New("bad database URL")
 
@@ -80,13 +66,10 @@ type DB struct {
 // migrations and returns the store. Errors never carry the URL: it may hold
 // a password.
 func Open(ctx context.Context, url string) (*DB, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := parseConfig(url)
 	if err != nil {
 		// pgx's message shows the URL with its password masked.
 		return nil, fmt.Errorf("postgres: %w: %v", ErrBadURL, err)
-	}
-	if _, set := cfg.ConnConfig.RuntimeParams[idleParam]; !set {
-		cfg.ConnConfig.RuntimeParams[idleParam] = fmt.Sprint(IdleInTransaction.Milliseconds())
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
