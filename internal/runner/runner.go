@@ -10,7 +10,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -134,19 +133,14 @@ func (r *Runner) ID() string { return r.id }
 // period (or are cancelled mid-step after it) and are handed over to
 // another runner; runs waiting for a person are released as they are.
 func (r *Runner) Run(ctx context.Context) error {
-	if err := r.heartbeat(ctx); err != nil {
-		return fmt.Errorf("register runner: %w", err)
+	last, err := r.register(ctx)
+	if err != nil {
+		return nil // stopped before it could start: it holds nothing
 	}
 	r.watch.Sweep(ctx)
 	wake := r.wake
-	// Only news matters here (claimAll looks at the store itself), so start
-	// at the journal's end rather than replaying its history. Diagnostics
-	// are included because a handover of a run waiting for a person
-	// changes no status.
-	last, err := r.st.LastEventID(ctx)
-	if err != nil {
-		return fmt.Errorf("runner start: %w", err)
-	}
+	// Diagnostics are included because a handover of a run waiting for a
+	// person changes no status.
 	sub := r.hub.Subscribe(journal.Filter{Types: []event.Type{event.RunQueued, event.RunDone, event.RunStatus,
 		event.ApprovalResolved, event.ClarifyResolved, event.Diagnostic}}, last)
 	defer sub.Close()
@@ -182,6 +176,35 @@ func (r *Runner) Run(ctx context.Context) error {
 				r.log.Warn("heartbeat failed", "err", err)
 			}
 			r.watch.Sweep(ctx)
+		}
+	}
+}
+
+// register registers the runner and returns where the journal ends: only news
+// matters to the claim loop (claimAll looks at the store itself), so it
+// does not replay the journal's history. The store failing here (the
+// database restarting; on PostgreSQL, the session of a process frozen
+// inside this heartbeat, ended by the server) passes as it does later in
+// the loop, so register retries every third of a lease until ctx ends, the
+// only error it returns: giving up left a runner process alive that
+// claimed nothing.
+func (r *Runner) register(ctx context.Context) (int64, error) {
+	for {
+		err := r.heartbeat(ctx)
+		if err == nil {
+			var last int64
+			if last, err = r.st.LastEventID(ctx); err == nil {
+				return last, nil
+			}
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		r.log.Warn("runner start: the store failed; trying again", "err", err, "in", r.cfg.Lease/3)
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(r.cfg.Lease / 3):
 		}
 	}
 }

@@ -65,7 +65,7 @@ type DB struct {
 // Open connects to the database at url (postgres://...), applies pending
 // migrations and returns the store. Errors never carry the URL's password.
 func Open(ctx context.Context, url string) (*DB, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := parseConfig(url)
 	if err != nil {
 		// pgx's message shows the URL with its password masked.
 		return nil, fmt.Errorf("postgres: %w: %v", ErrBadURL, err)

@@ -44,6 +44,7 @@ type Cluster struct {
 	err      error // why the server is not available
 	dir      string
 	bin      string
+	tcp      *tcpListen // nil: the socket only; ListenTCP (tcp.go) sets it
 	srv      *exec.Cmd
 	exited   chan struct{}
 	log      *os.File
@@ -179,6 +180,7 @@ func (c *Cluster) exec(ctx context.Context, url, sql string) error {
 // url is the URL of database name, over the cluster's socket.
 func (c *Cluster) url(name string) string {
 	q := url.Values{"host": {c.dir}, "user": {"postgres"}, "sslmode": {"disable"}}
+	c.tcp.query(q)
 	return "postgres:///" + name + "?" + q.Encode()
 }
 
@@ -210,6 +212,9 @@ func (c *Cluster) start() error {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fmt.Errorf("pgtest: initdb: %v: %s", err, out)
 	}
+	if err := c.tcp.trust(data); err != nil {
+		return err
+	}
 	if c.log, err = os.Create(filepath.Join(c.dir, "server.log")); err != nil {
 		return err
 	}
@@ -227,6 +232,7 @@ func (c *Cluster) start() error {
 	// clusters of test binaries running side by side never collide.
 	args := append([]string{"-D", data, "-k", c.dir, "-c", "listen_addresses=",
 		"-c", "max_connections=300", "-c", "shared_buffers=32MB"}, durability...)
+	args = append(args, c.tcp.args()...) // a later -c wins
 	c.srv = exec.Command(filepath.Join(bin, "postgres"), args...)
 	c.srv.Stdout, c.srv.Stderr = c.log, c.log
 	c.srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
