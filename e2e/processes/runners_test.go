@@ -294,9 +294,18 @@ func testRunnerSIGTERMHandsOver(t *testing.T, dbArgs []string) {
 	if !handed {
 		t.Errorf("no run.status queued \"handed over: runner %s ...\"", ra.ID)
 	}
-	msgs := e2etest.OfType[event.DonePayload](t, evs, event.MessageDone)
-	if len(msgs) != 2 || msgs[0].Text != first || msgs[1].Text != second || msgs[0].Partial || msgs[1].Partial {
-		t.Fatalf("message.done texts are not the two complete turns: %d messages", len(msgs))
+	// Runner A finishes its step within the grace and hands over at the
+	// step boundary; on a loaded machine the grace may end mid-step, and
+	// then A's half-streamed answer is closed as partial and B streams the
+	// turn again. Either way the complete answers are the two turns, once.
+	var complete []string
+	for _, m := range e2etest.OfType[event.DonePayload](t, evs, event.MessageDone) {
+		if !m.Partial {
+			complete = append(complete, m.Text)
+		}
+	}
+	if len(complete) != 2 || complete[0] != first || complete[1] != second {
+		t.Fatalf("complete message.done texts are not the two turns once each: %d complete messages", len(complete))
 	}
 	for _, typ := range []event.Type{event.ToolStarted, event.ToolDone} {
 		if n := e2etest.CountType(evs, typ); n != 1 {

@@ -61,6 +61,10 @@ type Resolver struct {
 	now      func() time.Time
 	log      *slog.Logger
 
+	// refresh lets one request at a time ask the store when the cached
+	// answer is stale: the others wait for its answer rather than all
+	// listing the accounts at once (a wave of reconnecting streams).
+	refresh    sync.Mutex
 	mu         sync.Mutex
 	checkedAt  time.Time // zero: ask the store
 	anyUser    bool
@@ -86,14 +90,15 @@ func New(st Store, cfg Config) *Resolver {
 // accounts returns whether any account exists and whether an enabled one
 // does, from a cache at most AccountsTTL old.
 func (r *Resolver) accounts(ctx context.Context) (anyUser, anyEnabled bool, err error) {
-	now := r.now()
-	r.mu.Lock()
-	if !r.checkedAt.IsZero() && now.Sub(r.checkedAt) < AccountsTTL && !now.Before(r.checkedAt) {
-		anyUser, anyEnabled = r.anyUser, r.anyEnabled
-		r.mu.Unlock()
+	if anyUser, anyEnabled, ok := r.cachedAccounts(); ok {
 		return anyUser, anyEnabled, nil
 	}
-	r.mu.Unlock()
+	r.refresh.Lock()
+	defer r.refresh.Unlock()
+	if anyUser, anyEnabled, ok := r.cachedAccounts(); ok {
+		return anyUser, anyEnabled, nil
+	}
+	now := r.now()
 	us, err := r.st.ListUsers(ctx)
 	if err != nil {
 		return false, false, fmt.Errorf("list accounts: %w", err)
@@ -104,6 +109,17 @@ func (r *Resolver) accounts(ctx context.Context) (anyUser, anyEnabled bool, err 
 	r.checkedAt, r.anyUser, r.anyEnabled = now, anyUser, anyEnabled
 	r.mu.Unlock()
 	return anyUser, anyEnabled, nil
+}
+
+// cachedAccounts returns the cached answer when it is fresh.
+func (r *Resolver) cachedAccounts() (anyUser, anyEnabled, ok bool) {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.checkedAt.IsZero() || now.Sub(r.checkedAt) >= AccountsTTL || now.Before(r.checkedAt) {
+		return false, false, false
+	}
+	return r.anyUser, r.anyEnabled, true
 }
 
 // Forget drops the cached account answer: call it after adding, disabling
