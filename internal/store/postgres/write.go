@@ -319,6 +319,9 @@ func (t *txn) DeleteSession(ctx context.Context, id string) error {
 		id, string(event.SessionDeleted)); err != nil {
 		return fmt.Errorf("delete session events: %w", err)
 	}
+	if _, err := t.c.Exec(ctx, `DELETE FROM checkpoints WHERE session_id = $1`, id); err != nil {
+		return fmt.Errorf("delete session checkpoints: %w", err)
+	}
 	return t.exec(ctx, "session", id, store.ErrNotFound, `DELETE FROM sessions WHERE id = $1`, id)
 }
 

@@ -274,6 +274,9 @@ func (t *txn) DeleteSession(ctx context.Context, id string) error {
 		id, string(event.SessionDeleted)); err != nil {
 		return fmt.Errorf("delete session events: %w", err)
 	}
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE session_id = ?`, id); err != nil {
+		return fmt.Errorf("delete session checkpoints: %w", err)
+	}
 	return expectOne(t.tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id))("session", id, store.ErrNotFound)
 }
 
