@@ -72,6 +72,9 @@ type Options struct {
 	// Now is the clock of sign-in rate limiting and accounts; nil means
 	// time.Now.
 	Now func() time.Time
+	// Changes shows checkpoints and what runs changed, and rolls changes
+	// back; nil answers those routes 503 checkpoints_unavailable.
+	Changes Changes
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -203,6 +206,13 @@ func (a *API) routes() []route {
 		{"GET /api/rules", a.listRules},
 		{"POST /api/rules", a.createRule},
 		{"DELETE /api/rules/{id}", a.deleteRule},
+		// Changes and rollback (checkpoints).
+		{"GET /api/sessions/{id}/checkpoints", a.listCheckpoints},
+		{"GET /api/sessions/{id}/changes", a.sessionChanges},
+		{"GET /api/checkpoints/{id}/diff", a.checkpointDiff},
+		{"POST /api/checkpoints/{id}/restore", a.restoreCheckpoint},
+		{"GET /api/runs/{id}/changes", a.runChanges},
+		{"POST /api/runs/{id}/revert", a.revertRun},
 	}
 }
 

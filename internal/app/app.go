@@ -19,6 +19,8 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/api"
 	"github.com/caduceus-dev/caduceus/internal/auth"
+	"github.com/caduceus-dev/caduceus/internal/changes"
+	"github.com/caduceus-dev/caduceus/internal/checkpoint"
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
@@ -160,13 +162,21 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	} else {
 		sweeper = procReg
 	}
+	// Checkpoints are taken by the runner on its host and read by the web
+	// tier from the same directory: one host, or a shared mount.
+	var chg *changes.Service
+	if cp, err := checkpoint.New(checkpoint.Options{Dir: cfg.CheckpointDir, Logger: log}); err != nil {
+		log.Warn("no checkpoints: changes cannot be shown or rolled back", "err", err)
+	} else {
+		chg = changes.New(cp, st, a.w, cfg.CheckpointMaxBytes, log)
+	}
 	if cfg.Runner != config.RunnerNone {
 		mem := memory.New(filepath.Join(cfg.DataDir, "memory"))
 		a.procs = tool.NewProcessTable(0, 0, procReg)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
 		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
 			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg),
-			Telemetry: a.tel},
+			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg)},
 			st, a.w, a.hub, tools, reg, log)
 	} else {
 		a.watch = runner.NewWatchdog(st, a.w, "", runner.Config{Lease: cfg.Lease, LeaseOnly: shared(cfg), Processes: sweeper}, log)
@@ -189,7 +199,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
 		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel,
-		Identity: ident, SecureCookies: cfg.SecureCookies}, log)
+		Identity: ident, SecureCookies: cfg.SecureCookies, Changes: apiChanges(chg)}, log)
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
 	ui, err := web.New()
@@ -429,3 +439,19 @@ func providerFactories() map[string]models.Factory {
 // DatabasePath is the SQLite file of a data dir, shared by every process
 // and command that opens it.
 func DatabasePath(dataDir string) string { return filepath.Join(dataDir, "caduceus.db") }
+
+// runnerCheckpoints and apiChanges keep a nil *changes.Service a nil
+// interface: no checkpoints, not a service that panics.
+func runnerCheckpoints(c *changes.Service) runner.Checkpointer {
+	if c == nil {
+		return nil
+	}
+	return c
+}
+
+func apiChanges(c *changes.Service) api.Changes {
+	if c == nil {
+		return nil
+	}
+	return c
+}

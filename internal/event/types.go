@@ -38,6 +38,12 @@ const (
 	ContextWarning   Type = "context.warning"   // the conversation nears the model's context window
 	ContextCompacted Type = "context.compacted" // older turns were replaced by a summary
 
+	// Checkpoints of the session's workspace (issue 14). Both are run
+	// events when a run's tool call caused them and session events (run_id
+	// "") for a person's edit or a rollback.
+	CheckpointCreated  Type = "checkpoint.created"  // the workspace was recorded; what changed since the previous checkpoint
+	CheckpointRestored Type = "checkpoint.restored" // files were put back as they were at a checkpoint
+
 	// Diagnostics: something a person should know that is not content.
 	Diagnostic Type = "diagnostic"
 
@@ -95,6 +101,8 @@ func Catalog() []Info {
 		{TodoUpdated, TierDefault, false, "the agent's todo list changed"},
 		{ContextWarning, TierDefault, false, "context window nearly full"},
 		{ContextCompacted, TierDefault, false, "older turns summarised"},
+		{CheckpointCreated, TierDefault, false, "a checkpoint of the workspace was taken"},
+		{CheckpointRestored, TierDefault, false, "files were rolled back to a checkpoint"},
 		{Diagnostic, TierDefault, false, "operational notice"},
 		{SessionCreated, TierDefault, false, "a session was created"},
 		{SessionUpdated, TierDefault, false, "a session was renamed or its model changed"},
@@ -112,3 +120,9 @@ func SessionTypes() []Type { return []Type{SessionCreated, SessionUpdated, Sessi
 
 // IsSession reports whether t is a session lifecycle type.
 func IsSession(t Type) bool { return t == SessionCreated || t == SessionUpdated || t == SessionDeleted }
+
+// Runless reports whether an event of type t may be journaled without a
+// run (run_id ""): the session lifecycle types, and the checkpoint types,
+// which a person's edit or rollback causes outside any run. Only the
+// lifecycle types are never a run's.
+func Runless(t Type) bool { return IsSession(t) || t == CheckpointCreated || t == CheckpointRestored }

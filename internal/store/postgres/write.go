@@ -86,7 +86,7 @@ func prepareDrafts(fence string, drafts []event.Draft) ([]draftRow, error) {
 		if d.SessionID == "" {
 			return nil, fmt.Errorf("append %s: a session id is required: %w", d.Type, store.ErrConflict)
 		}
-		if (d.RunID == "") != event.IsSession(d.Type) {
+		if d.RunID == "" && !event.Runless(d.Type) || d.RunID != "" && event.IsSession(d.Type) {
 			return nil, fmt.Errorf("append %s: run id %q does not fit the type: %w", d.Type, d.RunID, store.ErrConflict)
 		}
 		if d.RunID == "" && fence != "" {

@@ -89,9 +89,9 @@ func (t *txn) appendEvents(ctx context.Context, fence string, drafts []event.Dra
 		if d.SessionID == "" {
 			return nil, fmt.Errorf("append %s: a session id is required: %w", d.Type, store.ErrConflict)
 		}
-		// Only session lifecycle events may lack a run, and a run's events
-		// may not pose as them: the two seq schemes must not mix.
-		if (d.RunID == "") != event.IsSession(d.Type) {
+		// Only session lifecycle and checkpoint events may lack a run, and
+		// a run's events may not pose as lifecycle events.
+		if d.RunID == "" && !event.Runless(d.Type) || d.RunID != "" && event.IsSession(d.Type) {
 			return nil, fmt.Errorf("append %s: run id %q does not fit the type: %w", d.Type, d.RunID, store.ErrConflict)
 		}
 		if d.RunID == "" && fence != "" {
