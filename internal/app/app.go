@@ -165,7 +165,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// Checkpoints are taken by the runner on its host and read by the web
 	// tier from the same directory: one host, or a shared mount.
 	var chg *changes.Service
-	if cp, err := checkpoint.New(checkpoint.Options{Dir: cfg.CheckpointDir, Logger: log}); err != nil {
+	ckpDir := cfg.CheckpointDir
+	if ckpDir == "" {
+		ckpDir = filepath.Join(cfg.DataDir, "checkpoints")
+	}
+	if cp, err := checkpoint.New(checkpoint.Options{Dir: ckpDir, Logger: log}); err != nil {
 		log.Warn("no checkpoints: changes cannot be shown or rolled back", "err", err)
 	} else {
 		chg = changes.New(cp, st, a.w, cfg.CheckpointMaxBytes, log)
