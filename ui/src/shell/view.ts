@@ -37,6 +37,9 @@ export interface ViewState {
   page: Signal<Page>;
   /** The change-password dialog is open. */
   passwordOpen: Signal<boolean>;
+  /** The run the Changes tab shows (set by the line under a run in the
+   * transcript); null: the whole session. */
+  changesRun: Signal<string | null>;
 }
 
 /** Shows `p` in the main column, as a new history entry. */
@@ -69,6 +72,7 @@ export function createViewState(): ViewState {
     theme: signal(loadTheme()),
     page,
     passwordOpen: signal(false),
+    changesRun: signal<string | null>(null),
   };
 }
 

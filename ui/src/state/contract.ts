@@ -3,6 +3,7 @@
 // the network or the event stream themselves.
 
 import type { ReadonlySignal, Signal } from "@preact/signals";
+import type { Api } from "./api";
 import type { Account } from "./auth";
 import type { Command, Connection, Health, HumanRequest, Session, SessionState } from "./types";
 
@@ -58,6 +59,9 @@ export interface Store {
   /** Who is signed in, what they may do, and the sign-in, token and user
    * actions (auth.ts). */
   account: Account;
+  /** The API client, for views that fetch what the store does not keep
+   * (the workspace tabs). */
+  api: Api;
 
   // ---- act (each resolves to an ActionError on failure, null on success;
   // failures are also put in `toast`) ----

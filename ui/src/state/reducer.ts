@@ -97,6 +97,7 @@ export function newSessionModel(id: string): SessionModel {
       usage: signal({ total: zeroUsage(), contextTokens: 0, contextWindow: 0, model: "", provider: "", demo: false }),
       loaded: signal(false),
       cursor: 0,
+      checkpoints: signal(0),
     },
     byId: new Map(),
     byRequest: new Map(),
@@ -588,6 +589,15 @@ export const handlers: Record<EventType, Handler> = {
     if (m.byId.has(id)) return;
     push(m, newItem(ev, { id, kind: "compaction", text: p.summary, compaction: p as unknown as Item["compaction"] }, replay));
     syncUsage(m, { contextTokens: p.tokens_after });
+  },
+  // Checkpoints live in the server's shadow repository, not in the fold:
+  // the views that show changes fetch them (the same answer live and
+  // after a reload) and are told to fetch again here.
+  "checkpoint.created": (m) => {
+    m.state.checkpoints.value++;
+  },
+  "checkpoint.restored": (m) => {
+    m.state.checkpoints.value++;
   },
   "diagnostic": (m, ev, _env, replay) => {
     const p = ev.payload as P.DiagnosticP;

@@ -566,7 +566,7 @@ export function createStore(): Store & StoreInternals {
 
   const store: Store & StoreInternals = {
     meta, sessions, sessionsMore, sessionFilter, visibleSessions, activeId, active, pending, models, commands, connection, toast, notify, auth,
-    health, runnerAlert, account,
+    health, runnerAlert, account, api,
 
     selectSession: (id) => selectSession(id),
     loadMoreSessions,

@@ -20,6 +20,7 @@ export type EventType =
   | "approval.requested" | "approval.resolved"
   | "clarify.requested" | "clarify.resolved"
   | "todo.updated" | "context.warning" | "context.compacted"
+  | "checkpoint.created" | "checkpoint.restored"
   | "diagnostic" | "resync";
 
 /** Session lifecycle: events of no run (run_id ""), which the store applies
@@ -239,6 +240,10 @@ export interface SessionState {
   loaded: Signal<boolean>;
   /** Highest event id applied to this session. */
   cursor: number;
+  /** Counts checkpoint.created and checkpoint.restored events seen live:
+   * views that show changes (the Changes tab, the line under each run)
+   * fetch again when it moves. */
+  checkpoints: Signal<number>;
 }
 
 export type Connection = "connecting" | "live" | "reconnecting" | "offline";
