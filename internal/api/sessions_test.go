@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/control"
 )
@@ -129,6 +130,10 @@ func TestSessionPaging(t *testing.T) {
 		var s sessionJSON
 		r.decode(t, &s)
 		made = append(made, s.ID)
+		// The list orders by time, then by id; ids of one millisecond
+		// are random among themselves, so "newest first" is only defined
+		// between sessions a millisecond apart.
+		time.Sleep(2 * time.Millisecond)
 	}
 	type page struct {
 		Sessions    []sessionJSON `json:"sessions"`

@@ -34,13 +34,9 @@ func (c *Checkpointer) apply(ctx context.Context, w *workspace, plan *Plan, forc
 	}
 	var todo []int
 	for i, f := range plan.Files {
-		if f.Action == ActionNone || f.Action == ActionSkip {
-			continue
+		if toApply(f, force, paths) {
+			todo = append(todo, i)
 		}
-		if f.Conflict && !force && !slices.Contains(paths, f.Path) {
-			continue
-		}
-		todo = append(todo, i)
 	}
 	if len(todo) == 0 {
 		return nil

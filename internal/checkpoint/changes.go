@@ -71,11 +71,13 @@ func (c *Checkpointer) Changes(ctx context.Context, ws, from, to string) ([]File
 	if err != nil {
 		return nil, err
 	}
-	patch, err := w.git.run(ctx, nil, "diff-tree", "-r", "-M", "-p", "--no-ext-diff", "--no-textconv", "--no-color", a.tree, bTree)
-	if err != nil {
+	// The patch is split and capped as it streams, so a huge change
+	// costs at most MaxDiffBytes per file in memory.
+	split := &patchSplitter{max: c.maxDiffBytes}
+	if err := w.git.runTo(ctx, nil, split, nil, "diff-tree", "-r", "-M", "-p", "--no-ext-diff", "--no-textconv", "--no-color", a.tree, bTree); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	parts := splitPatch(patch)
+	parts := split.finish()
 	if len(parts) != len(files) {
 		return nil, fmt.Errorf("checkpoint: diff of %d files came in %d parts", len(files), len(parts))
 	}
@@ -83,44 +85,69 @@ func (c *Checkpointer) Changes(ctx context.Context, ws, from, to string) ([]File
 		if files[i].Binary {
 			continue
 		}
-		files[i].Diff, files[i].Truncated = capDiff(parts[i], c.maxDiffBytes)
+		files[i].Diff, files[i].Truncated = string(parts[i].buf), parts[i].truncated
 	}
 	return files, nil
 }
 
-// splitPatch cuts git's patch output at each "diff --git" header. A content
-// line of a patch always starts with ' ', '+', '-' or '\', so a line
-// starting with "diff --git " is a header.
-func splitPatch(p []byte) [][]byte {
-	const hdr = "diff --git "
-	var parts [][]byte
-	start := -1
-	for i := 0; i < len(p); {
-		if bytes.HasPrefix(p[i:], []byte(hdr)) {
-			if start >= 0 {
-				parts = append(parts, p[start:i])
-			}
-			start = i
-		}
-		nl := bytes.IndexByte(p[i:], '\n')
-		if nl < 0 {
-			break
-		}
-		i += nl + 1
-	}
-	if start >= 0 {
-		parts = append(parts, p[start:])
-	}
-	return parts
+// patchSplitter cuts git's patch output at each "diff --git" header as it
+// is written, keeping whole lines of each file's part up to max bytes. A
+// content line of a patch always starts with ' ', '+', '-' or '\', so a
+// line starting with "diff --git " is a header.
+type patchSplitter struct {
+	max   int
+	parts []patchPart
+	line  []byte // the line being written, its first max bytes
+	n     int    // the full length of that line
 }
 
-// capDiff keeps whole lines up to max bytes.
-func capDiff(d []byte, max int) (string, bool) {
-	if len(d) <= max {
-		return string(d), false
+type patchPart struct {
+	buf       []byte
+	truncated bool
+}
+
+const patchHeader = "diff --git "
+
+func (s *patchSplitter) Write(p []byte) (int, error) {
+	total := len(p)
+	for len(p) > 0 {
+		chunk, ended := p, false
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			chunk, ended = p[:i+1], true
+		}
+		p = p[len(chunk):]
+		if room := s.max - len(s.line); room > 0 {
+			s.line = append(s.line, chunk[:min(room, len(chunk))]...)
+		}
+		s.n += len(chunk)
+		if ended {
+			s.endLine()
+		}
 	}
-	cut := bytes.LastIndexByte(d[:max], '\n')
-	return string(d[:cut+1]), true
+	return total, nil
+}
+
+func (s *patchSplitter) endLine() {
+	if bytes.HasPrefix(s.line, []byte(patchHeader)) {
+		s.parts = append(s.parts, patchPart{})
+	}
+	if k := len(s.parts) - 1; k >= 0 {
+		part := &s.parts[k]
+		if !part.truncated && len(part.buf)+s.n <= s.max {
+			part.buf = append(part.buf, s.line...)
+		} else {
+			part.truncated = true
+		}
+	}
+	s.line, s.n = s.line[:0], 0
+}
+
+// finish ends a last line without a newline and returns the parts.
+func (s *patchSplitter) finish() []patchPart {
+	if s.n > 0 {
+		s.endLine()
+	}
+	return s.parts
 }
 
 // rawEntry is one line of git's --raw output.

@@ -1,8 +1,10 @@
 package checkpoint
 
 import (
+	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -178,12 +180,20 @@ func TestTakeWithNothingChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Files == nil || len(b.Files) != 0 || b.tree != a.tree || b.Commit == a.Commit || b.Parent != a.ID || !(b.ID > a.ID) {
+	if b.Files == nil || len(b.Files) != 0 || b.tree != a.tree || b.Commit == a.Commit || b.Parent != a.ID || !b.CreatedAt.After(a.CreatedAt) {
 		t.Fatalf("second checkpoint %+v after %+v", b, a)
 	}
 	changes, err := c.Changes(ctx, ws, a.ID, Current)
 	if err != nil || len(changes) != 0 {
 		t.Fatalf("changes = %v, %v", changes, err)
+	}
+	// A restore with nothing to write takes no checkpoints around it.
+	plan, err := c.Restore(ctx, ws, RestoreRequest{From: a.ID, To: Current})
+	if err != nil || len(plan.Files) != 0 || plan.Before != nil || plan.After != nil {
+		t.Fatalf("empty restore: %+v %v", plan, err)
+	}
+	if list, _ := c.List(ctx, ws); len(list) != 2 {
+		t.Errorf("%d checkpoints after an empty restore, want 2", len(list))
 	}
 }
 
@@ -522,12 +532,12 @@ func TestConcurrentTake(t *testing.T) {
 			t.Errorf("checkpoint %d: parent %q, want %q", i, cp.Parent, want)
 		}
 	}
-	ids := make([]string, len(list))
+	seen := map[string]bool{}
 	for i, cp := range list {
-		ids[i] = cp.ID
-	}
-	if !slices.IsSorted(ids) {
-		t.Errorf("ids not in creation order: %v", ids)
+		if seen[cp.ID] || (i > 0 && !cp.CreatedAt.After(list[i-1].CreatedAt)) {
+			t.Errorf("checkpoint %d: id %s repeated or not after the one before", i, cp.ID)
+		}
+		seen[cp.ID] = true
 	}
 }
 
@@ -633,4 +643,132 @@ func TestStaleGitLockIsCleared(t *testing.T) {
 			_ = os.Remove(lock)
 		})
 	}
+}
+
+// A checkpoint cancelled mid-way (its run was stopped) kills git, which
+// leaves its index.lock; the next checkpoint must not fail on it.
+func TestCancelledTakeLeavesNoLock(t *testing.T) {
+	ctx := testCtx(t)
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A git whose "add" takes the index lock and then hangs.
+	slow := filepath.Join(t.TempDir(), "slow-git")
+	script := "#!/bin/sh\nfor a in \"$@\"; do if [ \"$a\" = add ]; then : > \"$GIT_DIR/index.lock\"; exec sleep 30; fi; done\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(slow, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "checkpoints")
+	hanging := newCheckpointer(t, Options{Dir: dir, Git: slow})
+	c := newCheckpointer(t, Options{Dir: dir})
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{"a.txt": "a\n"})
+
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if _, err := hanging.Take(short, ws, Meta{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the hanging take: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(mustRepoDir(t, c, ws), "index.lock")); !os.IsNotExist(err) {
+		t.Fatalf("index.lock left behind: %v", err)
+	}
+	if _, err := c.Take(ctx, ws, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A workspace that contains the checkpoint directory (a workspace that is
+// the home directory holds the data dir) must not checkpoint it, or every
+// checkpoint would hold the ones before it; the same for Options.Exclude.
+func TestExcludedDirectoriesInsideTheWorkspace(t *testing.T) {
+	ctx := testCtx(t)
+	ws := t.TempDir()
+	data := filepath.Join(ws, ".local", "share", "caduceus")
+	c := newCheckpointer(t, Options{Dir: filepath.Join(data, "checkpoints"), Exclude: []string{data, filepath.Join(ws, "odd [dir]*")}})
+	writeTree(t, ws, map[string]string{
+		"a.txt": "a\n", ".gitignore": "!.local/\n", ".local/share/caduceus/caduceus.db": "db\n",
+		"odd [dir]*/x": "x\n", "odd [dir]/kept.txt": "kept\n", ".local/other.txt": "other\n",
+	})
+	c0, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, ws, map[string]string{"a.txt": "b\n", ".local/share/caduceus/caduceus.db": "db changed\n", "odd [dir]*/x": "y\n"})
+	c1, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c1.Files) != 1 || c1.Files[0].Path != "a.txt" {
+		t.Errorf("files = %+v, want a.txt only", c1.Files)
+	}
+	stored := runIn(t, ws, "git", "--git-dir", mustRepoDir(t, c, ws), "ls-tree", "-r", "--name-only", c0.Commit)
+	want := ".gitignore\n.local/other.txt\na.txt\nodd [dir]/kept.txt\n"
+	if stored != want {
+		t.Errorf("checkpoint holds\n%s\nwant\n%s", stored, want)
+	}
+}
+
+func TestExcludingATrackedDirectoryDropsIt(t *testing.T) {
+	ctx := testCtx(t)
+	ws := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "checkpoints")
+	writeTree(t, ws, map[string]string{"a.txt": "a\n", "cache/blob": "big\n"})
+	if _, err := newCheckpointer(t, Options{Dir: dir}).Take(ctx, ws, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	c := newCheckpointer(t, Options{Dir: dir, Exclude: []string{filepath.Join(ws, "cache")}})
+	cp, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cp.Files) != 1 || cp.Files[0].Path != "cache/blob" || cp.Files[0].Status != Deleted {
+		t.Errorf("files = %+v, want cache/blob dropped", cp.Files)
+	}
+	// Dropped from the checkpoint, not from the disk; and reverting the
+	// checkpoint that dropped it does not write there either.
+	writeTree(t, ws, map[string]string{"cache/blob": "changed since\n"})
+	plan, err := c.Restore(ctx, ws, RestoreRequest{From: cp.Parent, To: cp.ID, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := planByPath(plan)["cache/blob"]; f.Action != ActionSkip || f.Applied {
+		t.Errorf("excluded path in a restore: %+v", f)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "cache", "blob")); err != nil || string(b) != "changed since\n" {
+		t.Errorf("cache/blob: %q %v", b, err)
+	}
+}
+
+func TestRestoreKeepsTheExecutableBit(t *testing.T) {
+	ctx := testCtx(t)
+	c := newCheckpointer(t, Options{})
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{"deleted.sh*": "#!/bin/sh\n", "made-exec.txt": "plain\n", "made-plain.sh*": "#!/bin/sh\n", "edited.sh*": "#!/bin/sh\necho 1\n"})
+	want := snapshot(t, ws)
+	c0, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(ws, "deleted.sh")); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, ws, map[string]string{"made-exec.txt*": "plain\n", "made-plain.sh": "#!/bin/sh\n", "edited.sh": "#!/bin/sh\necho 2\n"})
+	c1, err := c.Take(ctx, ws, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c1.Files) != 4 {
+		t.Fatalf("files = %+v", c1.Files)
+	}
+	plan, err := c.Restore(ctx, ws, RestoreRequest{From: c0.ID, To: c1.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range plan.Files {
+		if !f.Applied {
+			t.Errorf("%+v", f)
+		}
+	}
+	sameSnapshot(t, "modes", snapshot(t, ws), want)
 }

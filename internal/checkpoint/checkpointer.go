@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -29,7 +31,12 @@ type Options struct {
 	// MaxDiffBytes caps the unified diff kept per file by Changes; 0 means
 	// 256 KiB.
 	MaxDiffBytes int
-	Logger       *slog.Logger
+	// Exclude lists directories never checkpointed when a workspace
+	// contains them (the server passes its data dir: a workspace that is
+	// the home directory holds it). Dir itself is always excluded, or
+	// every checkpoint would hold the ones before it.
+	Exclude []string
+	Logger  *slog.Logger
 }
 
 // Checkpointer records, compares and restores checkpoints of workspaces.
@@ -40,6 +47,7 @@ type Checkpointer struct {
 	git          string
 	timeout      time.Duration
 	maxDiffBytes int
+	exclude      []string // absolute, symlinks resolved
 	log          *slog.Logger
 
 	mu    sync.Mutex
@@ -78,13 +86,24 @@ func New(opts Options) (*Checkpointer, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+	for _, d := range append([]string{dir}, opts.Exclude...) {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: exclude %s: %w", d, err)
+		}
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = r
+		}
+		c.exclude = append(c.exclude, abs)
+	}
 	return c, nil
 }
 
 // workspace is one workspace resolved to its shadow repository.
 type workspace struct {
-	path string // absolute, symlinks resolved
-	git  *gitRepo
+	path     string // absolute, symlinks resolved
+	git      *gitRepo
+	excluded []string // directories inside it never checkpointed, '/'-separated
 }
 
 // RepoDir returns the shadow repository of the workspace at ws: Dir/<first
@@ -140,15 +159,53 @@ func (c *Checkpointer) open(ctx context.Context, ws string) (*workspace, func(),
 		return nil, nil, err
 	}
 	c.clearStaleLocks(gitDir)
+	if err := c.writeExcludes(ctx, w); err != nil {
+		unlock()
+		return nil, nil, err
+	}
 	return w, unlock, nil
 }
 
-// lockFiles are the lock files git leaves behind when it is killed (a
-// crash or a restart mid-checkpoint); while one exists every later call
-// that needs it fails.
-var lockFiles = []string{"index.lock", "packed-refs.lock", "refs/caduceus/latest.lock"}
+// writeExcludes records which excluded directories lie inside this
+// workspace; stageWorkTree names them as excluded pathspecs, which no
+// .gitignore of the workspace can undo (an info/exclude entry could be
+// negated by one). When the list changes, what the index already tracks
+// under them is dropped from it: git keeps a file it has once added.
+func (c *Checkpointer) writeExcludes(ctx context.Context, w *workspace) error {
+	var rels []string
+	for _, d := range c.exclude {
+		rel, err := filepath.Rel(w.path, d)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		rels = append(rels, filepath.ToSlash(rel))
+	}
+	w.excluded = rels
+	want := strings.Join(rels, "\x00")
+	p := filepath.Join(w.git.gitDir, "caduceus-excluded")
+	have, err := os.ReadFile(p)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if string(have) == want {
+		return nil
+	}
+	if len(rels) > 0 {
+		args := append([]string{"rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--"}, rels...)
+		if err := w.git.runTo(ctx, nil, io.Discard, []string{"GIT_LITERAL_PATHSPECS=1"}, args...); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	if err := os.WriteFile(p, []byte(want), 0o600); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
 
-// clearStaleLocks removes lock files older than the timeout of a git call:
+// clearStaleLocks removes lock files left by a git killed with its process
+// (a crash or a restart mid-checkpoint; a git killed by its context is
+// cleaned up after at once): while one exists every later call that needs
+// it fails. It removes those older than the timeout of a git call:
 // no git call of a Checkpointer lives that long, so whoever made the file
 // is gone. A younger one is left alone and the call fails with git's own
 // message.

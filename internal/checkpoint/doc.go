@@ -20,10 +20,12 @@
 //   - git already honours .gitignore files in every directory, detects
 //     renames and binary files, and writes unified diffs that the UI and
 //     the model know.
-//   - go-git in process would save the exec per call but reimplements the
-//     index, ignore rules and diff with known gaps and is much slower at
-//     staging a large tree (docs/BENCHMARKS.md, "Checkpoints"); the git
-//     binary is on every machine that runs coding agents.
+//   - go-git in process would save the exec per call (~2 ms) but took
+//     6-8 times as long as the git binary for a checkpoint of 10,000
+//     files with nothing changed, over the 100 ms target
+//     (docs/BENCHMARKS.md, "Checkpoints"), and would be a large
+//     dependency; the git binary is on every machine that runs coding
+//     agents.
 //
 // The workspace's own .git is never read or written: git skips a work
 // tree's top-level .git, GIT_DIR points elsewhere, and our index lives in
@@ -40,6 +42,11 @@
 // blob is the file's bytes and a restore writes back exactly what was
 // there.
 //
+// The checkpoint directory and Options.Exclude (the server's data dir) are
+// never checkpointed when a workspace contains them: a workspace that is
+// the home directory holds the data dir, and each checkpoint would hold
+// the ones before it.
+//
 // # History without a branch
 //
 // Checkpoint commits have no git parents; the previous checkpoint of the
@@ -52,9 +59,13 @@
 //
 // The checkpoint directory belongs to the host whose workspaces it records:
 // a workspace path means a directory on this machine. A Checkpointer
-// serialises the calls on one workspace with a lock in memory; two
-// processes must not share a checkpoint directory (git's own index.lock
+// serialises the calls on one workspace with a lock in memory, so a
+// process makes one Checkpointer per checkpoint directory and shares it
+// (the runner and the API alike); two processes must not share a
+// checkpoint directory (git's own index.lock
 // makes the second fail rather than corrupt anything). A lock file that a
-// killed git left behind is removed once it is older than the timeout of a
-// git call, so a crash mid-checkpoint does not stop every later one.
+// killed git left behind is removed at once when the Checkpointer killed it
+// (its context ended) and otherwise once it is older than the timeout of a
+// git call, so a crash or a cancelled run mid-checkpoint does not stop
+// every later one.
 package checkpoint

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -105,6 +106,11 @@ func (g *gitRepo) runTo(ctx context.Context, stdin io.Reader, stdout io.Writer, 
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
+			// git was killed (a cancelled run, the timeout): the lock
+			// files it held are ours (the caller holds the workspace's
+			// lock and one process owns the directory) and would stop
+			// every later call of this workspace.
+			g.removeLocks()
 			return fmt.Errorf("git %s: %w", args[0], ctx.Err())
 		}
 		return fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
@@ -124,4 +130,13 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.buf.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
+}
+
+// lockFiles are the lock files a git call here can hold.
+var lockFiles = []string{"index.lock", "packed-refs.lock", "refs/caduceus/latest.lock"}
+
+func (g *gitRepo) removeLocks() {
+	for _, name := range lockFiles {
+		_ = os.Remove(filepath.Join(g.gitDir, name))
+	}
 }

@@ -22,7 +22,7 @@ const (
 	// ActionNone: the file is already as it was at From.
 	ActionNone Action = "none"
 	// ActionSkip: a nested git repository (recorded by git as a commit id,
-	// not as files); it is never written.
+	// not as files) or a path under an excluded directory; never written.
 	ActionSkip Action = "skip"
 )
 
@@ -66,7 +66,8 @@ type Plan struct {
 	Files []PlanFile `json:"files"`
 	// Before is the checkpoint taken just before the files were written
 	// and After the one just after: restoring From: Before.ID, To:
-	// After.ID undoes the rollback. Both nil for a dry run.
+	// After.ID undoes the rollback. Both nil for a dry run and when
+	// nothing was to be written.
 	Before *Checkpoint `json:"before,omitempty"`
 	After  *Checkpoint `json:"after,omitempty"`
 }
@@ -123,7 +124,8 @@ func (c *Checkpointer) Restore(ctx context.Context, ws string, req RestoreReques
 		return Plan{}, err
 	}
 	plan.From, plan.To = req.From, req.To
-	if req.DryRun {
+	if req.DryRun || !slices.ContainsFunc(plan.Files, func(f PlanFile) bool { return toApply(f, req.Force, paths) }) {
+		// Nothing would be written: no checkpoints around nothing.
 		return plan, nil
 	}
 	meta := req.Meta
@@ -194,6 +196,8 @@ func planRestore(ctx context.Context, w *workspace, aTree, bTree, curTree string
 		}
 		f := PlanFile{Path: r.path}
 		switch {
+		case underAny(r.path, w.excluded):
+			f.Action, f.Reason = ActionSkip, "under a directory excluded from checkpoints"
 		case want.mode == gitlinkMod || cur.mode == gitlinkMod:
 			f.Action, f.Reason = ActionSkip, "a nested git repository: its files are not in checkpoints"
 		case cur == want:
@@ -224,6 +228,25 @@ func planRestore(ctx context.Context, w *workspace, aTree, bTree, curTree string
 		}
 	}
 	return plan, nil
+}
+
+// toApply reports whether a restore writes f: not when it has nothing to
+// do, and a conflict only when forced or named exactly.
+func toApply(f PlanFile, force bool, paths []string) bool {
+	if f.Action == ActionNone || f.Action == ActionSkip {
+		return false
+	}
+	return !f.Conflict || force || slices.Contains(paths, f.Path)
+}
+
+// underAny reports whether p is one of dirs or under one.
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // selected reports whether p is one of paths or under one, marking which.

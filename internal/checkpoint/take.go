@@ -75,13 +75,11 @@ func (c *Checkpointer) take(ctx context.Context, w *workspace, meta Meta) (Check
 	prevTree := tree
 	if havePrev {
 		cp.Parent, prevTree = prev.ID, prev.tree
-		// Order by time even when the clock steps back or two checkpoints
-		// fall in one instant: pruning removes the oldest first.
+		// CreatedAt orders the checkpoints (List, Prune) even when the
+		// clock steps back or two fall in one instant; ids, made of
+		// milliseconds and random bits, may not.
 		if !cp.CreatedAt.After(prev.CreatedAt) {
 			cp.CreatedAt = prev.CreatedAt.Add(time.Nanosecond)
-		}
-		if cp.ID <= prev.ID {
-			cp.ID = nextID(prev.ID)
 		}
 	}
 	cp.Files = []FileChange{}
@@ -106,23 +104,14 @@ func (c *Checkpointer) take(ctx context.Context, w *workspace, meta Meta) (Check
 	return cp, nil
 }
 
-// nextID is an id that sorts after prev, for the rare checkpoint taken in
-// the same millisecond as the previous one whose random part came out
-// smaller.
-func nextID(prev string) string {
-	for {
-		next := id.New(idPrefix)
-		if next > prev {
-			return next
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // stageWorkTree stages the whole work tree into the shadow index (inside
 // the shadow GIT_DIR) and returns its tree.
 func stageWorkTree(ctx context.Context, w *workspace) (string, error) {
-	if _, err := w.git.run(ctx, nil, "add", "--all", "--", "."); err != nil {
+	args := []string{"add", "--all", "--", "."}
+	for _, rel := range w.excluded {
+		args = append(args, ":(exclude,literal,top)"+rel)
+	}
+	if _, err := w.git.run(ctx, nil, args...); err != nil {
 		return "", fmt.Errorf("checkpoint: staging the workspace: %w", err)
 	}
 	out, err := w.git.run(ctx, nil, "write-tree")
