@@ -169,7 +169,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if ckpDir == "" {
 		ckpDir = filepath.Join(cfg.DataDir, "checkpoints")
 	}
-	if cp, err := checkpoint.New(checkpoint.Options{Dir: ckpDir, Logger: log}); err != nil {
+	if cp, err := checkpoint.New(checkpoint.Options{Dir: ckpDir, Exclude: []string{cfg.DataDir}, Logger: log}); err != nil {
 		log.Warn("no checkpoints: changes cannot be shown or rolled back", "err", err)
 	} else {
 		chg = changes.New(cp, st, a.w, cfg.CheckpointMaxBytes, log)

@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/checkpoint"
 	"github.com/caduceus-dev/caduceus/internal/event"
@@ -32,6 +34,9 @@ type Service struct {
 	w        *journal.Writer
 	maxBytes int64
 	log      *slog.Logger
+
+	mu     sync.Mutex
+	pruned map[string]time.Time // workspace → when it was last pruned
 }
 
 // New returns a Service. maxBytes caps each workspace's shadow repository
@@ -40,7 +45,7 @@ func New(cp *checkpoint.Checkpointer, st store.Reader, w *journal.Writer, maxByt
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cp: cp, st: st, w: w, maxBytes: maxBytes, log: log}
+	return &Service{cp: cp, st: st, w: w, maxBytes: maxBytes, log: log, pruned: map[string]time.Time{}}
 }
 
 // Checkpoint takes a checkpoint of workspace for m and records it. It is
@@ -60,9 +65,8 @@ func (s *Service) Checkpoint(ctx context.Context, workspace string, m checkpoint
 }
 
 // RunEnd takes the checkpoint that closes a run's span, when the run took
-// any (a run that only read took none and changed nothing), then prunes the
-// workspace's checkpoints to the size cap. ok is false when none was
-// taken.
+// any (a run that only read took none and changed nothing). ok is false
+// when none was taken.
 func (s *Service) RunEnd(ctx context.Context, workspace, sessionID, runID string) (p event.CheckpointCreatedPayload, ok bool, err error) {
 	took, err := s.st.ListCheckpoints(ctx, store.CheckpointQuery{RunID: runID, Limit: 1})
 	if err != nil || len(took) == 0 {
@@ -72,16 +76,29 @@ func (s *Service) RunEnd(ctx context.Context, workspace, sessionID, runID string
 	if err != nil {
 		return p, false, err
 	}
-	s.Prune(ctx, workspace)
 	return p, true, nil
 }
 
-// Prune keeps workspace's checkpoints under the size cap. A failure is
-// logged: the checkpoints are still there, only larger than asked.
+// pruneEvery is the least time between two prunes of one workspace:
+// pruning packs the repository (git gc) under the workspace's lock, which
+// takes seconds for a large one, so it is not done after every run.
+const pruneEvery = 10 * time.Minute
+
+// Prune keeps workspace's checkpoints under the size cap, at most once per
+// pruneEvery per workspace; the runner calls it after a run's end is
+// journaled. A failure is logged: the checkpoints are still there, only
+// larger than asked.
 func (s *Service) Prune(ctx context.Context, workspace string) {
 	if s.maxBytes <= 0 {
 		return
 	}
+	s.mu.Lock()
+	if last, ok := s.pruned[workspace]; ok && time.Since(last) < pruneEvery {
+		s.mu.Unlock()
+		return
+	}
+	s.pruned[workspace] = time.Now()
+	s.mu.Unlock()
 	res, err := s.cp.Prune(ctx, workspace, s.maxBytes)
 	if err != nil {
 		s.log.Warn("pruning checkpoints failed", "workspace", workspace, "err", err)

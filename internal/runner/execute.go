@@ -94,6 +94,9 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) stri
 		return OutcomeStoreError
 	}
 	log.Info("run finished", "status", o.Status)
+	if r.cfg.Checkpoints != nil && h.workspace != "" {
+		r.cfg.Checkpoints.Prune(bg, h.workspace)
+	}
 	return string(o.Status) // completed, failed or cancelled
 }
 
@@ -104,6 +107,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	if err != nil {
 		return agent.Result{}, err
 	}
+	h.workspace = sess.Workspace
 	items, queued, done, note, err := r.history(ctx, claimed)
 	if err != nil {
 		return agent.Result{}, err

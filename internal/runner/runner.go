@@ -83,6 +83,9 @@ type Checkpointer interface {
 	// RunEnd closes the span of a run that took checkpoints (ok false when
 	// it took none) and prunes the workspace's checkpoints.
 	RunEnd(ctx context.Context, workspace, sessionID, runID string) (p event.CheckpointCreatedPayload, ok bool, err error)
+	// Prune keeps the workspace's checkpoints under their size cap; it is
+	// called after a run's end is journaled, so it never delays it.
+	Prune(ctx context.Context, workspace string)
 }
 
 // Runner executes runs. Create it with New and call Run.
