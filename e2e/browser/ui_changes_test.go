@@ -71,6 +71,12 @@ func TestUIChanges(t *testing.T) {
 	b.navigate("/s/" + sid)
 	b.waitJS("the run's changes line after a reload", q(line)+"?.textContent === "+js(want))
 
+	// The sed call's card links to that call's changes: sed.txt alone.
+	b.waitJS("the calls' changes links", "document.querySelectorAll('[data-testid=tool-changes]').length === 4")
+	eval[any](b, "[...document.querySelectorAll('[data-testid=tool-card][data-tool=run_command]')].pop().querySelector('[data-testid=tool-changes]').click()")
+	b.waitJS("the sed call's one file", "document.querySelectorAll('[data-testid=changes-file]').length === 1 && "+
+		q("[data-testid=changes-file]")+".dataset.path === 'sed.txt'")
+
 	// The line opens the Changes tab on the run: four files, a diff each.
 	b.click(line)
 	b.waitVisible("[data-testid=changes-tab]")
@@ -87,16 +93,25 @@ func TestUIChanges(t *testing.T) {
 		b    *browser
 	}{{"desktop", b}, {"phone", openBrowser(t, s, withWindow(375, 812))}}
 	for _, v := range shots {
+		if v.b != b {
+			// On a phone the pane covers the transcript once open.
+			v.b.navigate("/s/" + sid)
+			v.b.waitJS("the run's changes line", q(line)+"?.textContent === "+js(want))
+			// The transcript is still settling at the bottom of a phone
+			// screen (it follows new content), so a click at coordinates
+			// can land beside the line; the desktop tab clicked it for real.
+			eval[any](v.b, q(line)+".click()")
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("phone Changes tab: %q", eval[string](v.b, "document.querySelector('[data-testid=changes-tab]')?.textContent ?? 'none'"))
+				}
+			})
+			v.b.waitJS("four changed files", "document.querySelectorAll('[data-testid=changes-file]').length === 4")
+			v.b.click("[data-testid=changes-file][data-path='sed.txt']")
+			v.b.waitVisible("[data-testid=changes-tab] [data-testid=diff]")
+		}
 		for _, scheme := range []string{"light", "dark"} {
 			v.b.setColorScheme(scheme)
-			if v.b != b {
-				v.b.navigate("/s/" + sid)
-				v.b.waitJS("the run's changes line", q(line)+"?.textContent === "+js(want))
-				v.b.click(line)
-				v.b.waitJS("four changed files", "document.querySelectorAll('[data-testid=changes-file]').length === 4")
-				v.b.click("[data-testid=changes-file][data-path='sed.txt']")
-				v.b.waitVisible("[data-testid=changes-tab] [data-testid=diff]")
-			}
 			v.b.frames(3)
 			t.Logf("screenshot: %s", v.b.screenshot(dir, "changes-"+v.name+"-"+scheme))
 			if w := eval[[]int](v.b, "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"); w[0] > w[1] {

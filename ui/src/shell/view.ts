@@ -40,6 +40,8 @@ export interface ViewState {
   /** The run the Changes tab shows (set by the line under a run in the
    * transcript); null: the whole session. */
   changesRun: Signal<string | null>;
+  /** The tool call of that run the Changes tab shows; null: all of it. */
+  changesCall: Signal<string | null>;
 }
 
 /** Shows `p` in the main column, as a new history entry. */
@@ -73,6 +75,7 @@ export function createViewState(): ViewState {
     page,
     passwordOpen: signal(false),
     changesRun: signal<string | null>(null),
+    changesCall: signal<string | null>(null),
   };
 }
 

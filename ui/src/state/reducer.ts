@@ -593,8 +593,11 @@ export const handlers: Record<EventType, Handler> = {
   // Checkpoints live in the server's shadow repository, not in the fold:
   // the views that show changes fetch them (the same answer live and
   // after a reload) and are told to fetch again here.
-  "checkpoint.created": (m) => {
+  "checkpoint.created": (m, ev) => {
     m.state.checkpoints.value++;
+    const p = ev.payload as { checkpoint_id: string; tool_call_id?: string };
+    const im = p.tool_call_id ? m.byId.get(p.tool_call_id) : undefined;
+    if (im && im.sig.peek().tool && !seen(im, ev)) setTool(im, ev, { checkpoint_id: p.checkpoint_id });
   },
   "checkpoint.restored": (m) => {
     m.state.checkpoints.value++;

@@ -151,6 +151,9 @@ export interface ToolInfo {
   /** The call's own time, without wait_ms (the wait for a person). */
   duration_ms?: number; wait_ms?: number; request_id?: string;
   approval?: ApprovalInfo;
+  /** The checkpoint taken before the call ran (calls that may change the
+   * workspace): the Changes tab shows what the call changed. */
+  checkpoint_id?: string;
   /** Client-only: live output from tool.updated while running. */
   live_output?: string;
   /** Client-only: ms timestamp of tool.started (for a running timer). */

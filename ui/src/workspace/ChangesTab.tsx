@@ -35,13 +35,13 @@ export function ChangesTab({ session, canOperate }: TabProps) {
   const checkpoints = useCheckpoints(store.api, session);
   const runs = session.runs.value;
   const runId = view.changesRun.value;
-  const [toolCall, setToolCall] = useState("");
+  const toolCall = view.changesCall.value ?? "";
+  const setToolCall = (c: string) => (view.changesCall.value = c || null);
   const [file, setFile] = useState<string | null>(null);
   const [preview, setPreview] = useState<{ target: Target; title: string; plan: Rollback; paths?: string[] } | null>(null);
   const [undo, setUndo] = useState<Target | null>(null);
   const [error, setError] = useState<ActionError | null>(null);
 
-  useEffect(() => setToolCall(""), [runId]);
   useEffect(() => setFile(null), [runId, toolCall]);
 
   // Runs that took checkpoints, newest first, labelled by what was asked.
@@ -95,7 +95,10 @@ export function ChangesTab({ session, canOperate }: TabProps) {
           <select
             data-testid="changes-run"
             value={runId ?? ""}
-            onChange={(e) => (view.changesRun.value = (e.target as HTMLSelectElement).value || null)}
+            onChange={(e) => {
+              view.changesRun.value = (e.target as HTMLSelectElement).value || null;
+              view.changesCall.value = null;
+            }}
           >
             <option value="">the whole session</option>
             {changedRuns.map((r) => (

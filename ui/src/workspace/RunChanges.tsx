@@ -20,11 +20,33 @@ export function RunChangesLine({ runId }: { runId: string }) {
         title="Show what this run changed"
         onClick={() => {
           view.changesRun.value = runId;
+          view.changesCall.value = null;
           openPaneTab(view, "changes");
         }}
       >
         {summary(data)}
       </button>
     </div>
+  );
+}
+
+/** On a finished tool call that took a checkpoint: opens the Changes tab on
+ * what the call changed. */
+export function CallChangesLink({ runId, toolCallId }: { runId: string; toolCallId: string }) {
+  const view = useView();
+  return (
+    <button
+      type="button"
+      class="t-link tool-changes"
+      data-testid="tool-changes"
+      title="Show what this call changed in the workspace"
+      onClick={() => {
+        view.changesRun.value = runId;
+        view.changesCall.value = toolCallId;
+        openPaneTab(view, "changes");
+      }}
+    >
+      Changes
+    </button>
   );
 }
