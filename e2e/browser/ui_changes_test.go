@@ -71,6 +71,10 @@ func TestUIChanges(t *testing.T) {
 	b.navigate("/s/" + sid)
 	b.waitJS("the run's changes line after a reload", q(line)+"?.textContent === "+js(want))
 
+	// The activity tree marks the four checkpointed calls.
+	b.click("[data-testid=pane-tab-activity]")
+	b.waitJS("four checkpointed steps", "document.querySelectorAll('[data-testid=activity-checkpoint]').length === 4")
+
 	// The sed call's card links to that call's changes: sed.txt alone.
 	b.waitJS("the calls' changes links", "document.querySelectorAll('[data-testid=tool-changes]').length === 4")
 	eval[any](b, "[...document.querySelectorAll('[data-testid=tool-card][data-tool=run_command]')].pop().querySelector('[data-testid=tool-changes]').click()")

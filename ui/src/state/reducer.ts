@@ -597,7 +597,10 @@ export const handlers: Record<EventType, Handler> = {
     m.state.checkpoints.value++;
     const p = ev.payload as { checkpoint_id: string; tool_call_id?: string };
     const im = p.tool_call_id ? m.byId.get(p.tool_call_id) : undefined;
-    if (im && im.sig.peek().tool && !seen(im, ev)) setTool(im, ev, { checkpoint_id: p.checkpoint_id });
+    if (im && im.sig.peek().tool && !seen(im, ev)) {
+      setTool(im, ev, { checkpoint_id: p.checkpoint_id });
+      act(m, (r) => A.updateStep(r, ev.run_id, p.tool_call_id!, (n) => ({ ...n, checkpoint: p.checkpoint_id })));
+    }
   },
   "checkpoint.restored": (m) => {
     m.state.checkpoints.value++;

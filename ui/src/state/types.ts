@@ -219,6 +219,8 @@ export interface ActivityNode {
   approval?: ApprovalInfo; waitMs?: number;
   /** Runs: the n-th execution (shown from the second on). */
   attempt?: number;
+  /** Tools: the checkpoint taken before the call ran. */
+  checkpoint?: string;
   children: ActivityNode[];
   replay: boolean;
 }
