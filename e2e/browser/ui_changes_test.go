@@ -3,6 +3,7 @@ package browser
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
@@ -149,4 +150,44 @@ func TestUIChanges(t *testing.T) {
 		return err == nil && string(got) == changed["sed.txt"]
 	})
 	files("after the undo", changed)
+}
+
+// A viewer sees a run's changes and diffs but is offered no rollback.
+func TestUIChangesViewer(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := authServer(t, e2etest.Script(
+		e2etest.Turn(e2etest.Call("write_file", `{"path":"a.txt","content":"two\n"}`)),
+		e2etest.Turn(e2etest.Text("Edited.")),
+	), e2etest.WithWorkspace(ws), e2etest.WithApprovalMode("off"))
+	op := openBrowser(t, s)
+	op.signIn("otto", operatorPW)
+	sid := op.newSessionUI()
+	op.sendMessage("edit it")
+	op.waitIdle()
+	const line = "[data-testid=run-changes] button"
+	op.waitJS("the run's changes line", q(line)+"?.textContent === '1 file changed +1 −1'")
+
+	vw := openBrowser(t, s)
+	vw.signIn("vera", viewerPW)
+	vw.openSessionReadOnly(sid)
+	vw.waitJS("the run's changes line", q(line)+"?.textContent === '1 file changed +1 −1'")
+	eval[any](vw, q(line)+".click()")
+	vw.waitJS("the changed file", "document.querySelectorAll('[data-testid=changes-file]').length === 1")
+	vw.click("[data-testid=changes-file][data-path='a.txt']")
+	vw.waitVisible("[data-testid=changes-tab] [data-testid=diff]")
+	for _, sel := range []string{"[data-testid=changes-revert]", "[data-testid=changes-restore-file]", "[data-testid=checkpoint-restore]"} {
+		if n := vw.count(sel); n != 0 {
+			t.Errorf("a viewer is offered %s (%d)", sel, n)
+		}
+	}
+	if !strings.Contains(vw.text("[data-testid=changes-tab]"), "rolling them back needs the operator role") {
+		t.Errorf("no read-only note in the Changes tab: %q", vw.text("[data-testid=changes-tab]"))
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "two\n" {
+		t.Fatalf("a.txt = %q", b)
+	}
 }
