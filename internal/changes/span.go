@@ -128,7 +128,14 @@ func (s *Service) Restore(ctx context.Context, sp Span, o RestoreOptions, by *ev
 	if o.Since {
 		req.To = checkpoint.Current
 	}
-	plan, err := s.cp.Restore(ctx, sp.Workspace, req)
+	// A rollback once begun runs to its end (each git call has its own
+	// timeout): a client that goes away must not leave it half applied and
+	// unrecorded.
+	rctx := ctx
+	if !o.DryRun {
+		rctx = context.WithoutCancel(ctx)
+	}
+	plan, err := s.cp.Restore(rctx, sp.Workspace, req)
 	if o.DryRun || plan.Before == nil {
 		return plan, err
 	}
@@ -153,13 +160,16 @@ func (s *Service) Restore(ctx context.Context, sp Span, o RestoreOptions, by *ev
 		rows = append(rows, after)
 		p.After = plan.After.ID
 	}
-	werr := s.w.Do(context.WithoutCancel(ctx), func(tx store.Tx) error {
+	// The client going away now must not lose the record of files already
+	// written.
+	bg := context.WithoutCancel(ctx)
+	werr := s.w.Do(bg, func(tx store.Tx) error {
 		for _, r := range rows {
-			if err := tx.InsertCheckpoint(ctx, r); err != nil {
+			if err := tx.InsertCheckpoint(bg, r); err != nil {
 				return err
 			}
 		}
-		_, err := tx.AppendEvents(ctx, "", event.Draft{SessionID: sp.SessionID, Type: event.CheckpointRestored, Payload: p})
+		_, err := tx.AppendEvents(bg, "", event.Draft{SessionID: sp.SessionID, Type: event.CheckpointRestored, Payload: p})
 		return err
 	})
 	if werr != nil {
