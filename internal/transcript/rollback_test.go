@@ -44,3 +44,21 @@ func TestRollbackNote(t *testing.T) {
 		})
 	}
 }
+
+// The checkpoint taken before a call is folded onto the call, so a
+// reload shows the link to the call's changes as the live view did.
+func TestFoldCheckpointOntoCall(t *testing.T) {
+	ev := func(id int64, typ event.Type, p any) event.Event {
+		b, _ := json.Marshal(p)
+		return event.Event{ID: id, RunID: "r1", Type: typ, Payload: b}
+	}
+	items := transcript.Fold([]event.Event{
+		ev(1, event.ToolStarted, event.ToolStartedPayload{ToolCallID: "c1", Name: "write_file"}),
+		ev(2, event.CheckpointCreated, event.CheckpointCreatedPayload{CheckpointID: "ckp_1", ToolCallID: "c1"}),
+		ev(3, event.CheckpointCreated, event.CheckpointCreatedPayload{CheckpointID: "ckp_2"}), // the end of the run: no call
+		ev(4, event.CheckpointCreated, event.CheckpointCreatedPayload{CheckpointID: "ckp_3", ToolCallID: "unknown"}),
+	})
+	if len(items) != 1 || items[0].Tool == nil || items[0].Tool.CheckpointID != "ckp_1" || items[0].LastEventID != 2 {
+		t.Fatalf("items = %+v", items)
+	}
+}
