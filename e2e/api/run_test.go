@@ -53,8 +53,10 @@ func TestRunWithApprovalCompletes(t *testing.T) {
 		event.SessionCreated, // the session stream carries the session's own lifecycle
 		event.RunQueued, event.MessageUser, event.TitleUpdated, event.RunStarted,
 		event.TurnStarted, event.ReasoningDone, event.MessageDone, event.TurnEnded, event.Usage, event.ToolStarted,
-		event.ApprovalRequested, event.RunStatus, event.ApprovalResolved, event.RunStatus, event.ToolDone,
-		event.TurnStarted, event.MessageDone, event.TurnEnded, event.Usage, event.RunDone,
+		// The command may change the workspace: a checkpoint before it
+		// runs, and one closing the run's span before run.done.
+		event.ApprovalRequested, event.RunStatus, event.ApprovalResolved, event.RunStatus, event.CheckpointCreated, event.ToolDone,
+		event.TurnStarted, event.MessageDone, event.TurnEnded, event.Usage, event.CheckpointCreated, event.RunDone,
 	}
 	if !slices.Equal(types, want) {
 		t.Fatalf("event order:\n got %v\nwant %v", types, want)

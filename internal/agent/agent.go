@@ -102,6 +102,9 @@ type Loop struct {
 	Yield func() bool
 	// Observe watches model and tool calls (metrics, traces); nil: nobody.
 	Observe Observer
+	// Checkpoints records the workspace before every call that may change
+	// it; nil takes none.
+	Checkpoints Checkpointer
 }
 
 // Progress is the work a run has journaled so far.

@@ -124,6 +124,12 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall, w 
 			return tool.Result{Status: event.ToolDenied, Output: "Not run: the user denied this action."}, nil
 		}
 	}
+	if refused, err := l.checkpoint(ctx, h, c, in); err != nil || refused != nil {
+		if refused != nil {
+			return *refused, nil
+		}
+		return tool.Result{}, err
+	}
 	if err := h.Emit(event.ToolUpdated, event.ToolUpdatedPayload{ToolCallID: c.ID, Phase: "executing"}); err != nil {
 		return tool.Result{}, err
 	}

@@ -95,6 +95,9 @@ type Options struct {
 	Origins []string
 	// Redactor masks known secrets in the typed lines the log records.
 	Redactor *secret.Redactor
+	// Changes shows checkpoints and what runs changed, and rolls changes
+	// back; nil answers those routes 503 checkpoints_unavailable.
+	Changes Changes
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -251,6 +254,13 @@ func (a *API) routes() []route {
 		{"GET /api/sessions/{id}/files/resolve", a.resolveFile},
 		// Terminal
 		{"GET /api/sessions/{id}/terminal", a.terminalSocket},
+		// Changes and rollback (checkpoints).
+		{"GET /api/sessions/{id}/checkpoints", a.listCheckpoints},
+		{"GET /api/sessions/{id}/changes", a.sessionChanges},
+		{"GET /api/checkpoints/{id}/diff", a.checkpointDiff},
+		{"POST /api/checkpoints/{id}/restore", a.restoreCheckpoint},
+		{"GET /api/runs/{id}/changes", a.runChanges},
+		{"POST /api/runs/{id}/revert", a.revertRun},
 	}
 }
 

@@ -105,6 +105,14 @@ var routePerms = map[string]perm{
 	// Terminal: a shell runs anything, so operate (a read-scoped token
 	// and a viewer are refused).
 	"GET /api/sessions/{id}/terminal": permOperate,
+
+	// Changes and rollback (checkpoints).
+	"GET /api/sessions/{id}/checkpoints": permRead,
+	"GET /api/sessions/{id}/changes":     permRead,
+	"GET /api/checkpoints/{id}/diff":     permRead,
+	"POST /api/checkpoints/{id}/restore": permOperate,
+	"GET /api/runs/{id}/changes":         permRead,
+	"POST /api/runs/{id}/revert":         permOperate,
 }
 
 // permitted checks the request's principal against the route's entry and

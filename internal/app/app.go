@@ -19,6 +19,8 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/api"
 	"github.com/caduceus-dev/caduceus/internal/auth"
+	"github.com/caduceus-dev/caduceus/internal/changes"
+	"github.com/caduceus-dev/caduceus/internal/checkpoint"
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
@@ -165,13 +167,25 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	} else {
 		sweeper = procReg
 	}
+	// Checkpoints are taken by the runner on its host and read by the web
+	// tier from the same directory: one host, or a shared mount.
+	var chg *changes.Service
+	ckpDir := cfg.CheckpointDir
+	if ckpDir == "" {
+		ckpDir = filepath.Join(cfg.DataDir, "checkpoints")
+	}
+	if cp, err := checkpoint.New(checkpoint.Options{Dir: ckpDir, Exclude: []string{cfg.DataDir}, Logger: log}); err != nil {
+		log.Warn("no checkpoints: changes cannot be shown or rolled back", "err", err)
+	} else {
+		chg = changes.New(cp, st, a.w, cfg.CheckpointMaxBytes, log)
+	}
 	if cfg.Runner != config.RunnerNone {
 		mem := memory.New(filepath.Join(cfg.DataDir, "memory"))
 		a.procs = tool.NewProcessTable(0, 0, procReg)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
 		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
 			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg),
-			Telemetry: a.tel},
+			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg)},
 			st, a.w, a.hub, tools, reg, log)
 	} else {
 		a.watch = runner.NewWatchdog(st, a.w, "", runner.Config{Lease: cfg.Lease, LeaseOnly: shared(cfg), Processes: sweeper}, log)
@@ -202,7 +216,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
 		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel,
 		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
-		Terminals: a.terms, Origins: guard.Origins(), Redactor: red}, log)
+		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg)}, log)
 	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
@@ -463,3 +477,27 @@ func providerFactories() map[string]models.Factory {
 // DatabasePath is the SQLite file of a data dir, shared by every process
 // and command that opens it.
 func DatabasePath(dataDir string) string { return filepath.Join(dataDir, "caduceus.db") }
+
+// runnerCheckpoints, apiChanges and editCheckpoints keep a nil
+// *changes.Service a nil interface: no checkpoints, not a service that
+// panics.
+func runnerCheckpoints(c *changes.Service) runner.Checkpointer {
+	if c == nil {
+		return nil
+	}
+	return c
+}
+
+func apiChanges(c *changes.Service) api.Changes {
+	if c == nil {
+		return nil
+	}
+	return c
+}
+
+func editCheckpoints(c *changes.Service) api.EditCheckpointer {
+	if c == nil {
+		return nil
+	}
+	return c
+}

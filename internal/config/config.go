@@ -94,6 +94,12 @@ type Config struct {
 	// signed-in person makes in the Git panel (<name>@<domain>); empty
 	// means localhost.
 	GitEmailDomain string
+	// CheckpointDir holds the shadow repositories that checkpoint the
+	// workspaces of this host (default <data-dir>/checkpoints).
+	CheckpointDir string
+	// CheckpointMaxBytes caps each workspace's checkpoints; after a run the
+	// oldest are pruned to fit. 0 never prunes.
+	CheckpointMaxBytes int64
 	// Getenv reads provider keys (OPENAI_API_KEY, ...) when they are needed,
 	// so they are never copied into the configuration.
 	Getenv func(string) string
@@ -196,6 +202,12 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 	fs.StringVar(&c.ApprovalMode, "approval-mode", envOr(getenv, "CADUCEUS_APPROVAL_MODE", "smart"), "default approval policy of new sessions: manual, smart or off (env CADUCEUS_APPROVAL_MODE)")
 	fs.StringVar(&c.DemoScript, "demo-script", envOr(getenv, "CADUCEUS_DEMO_SCRIPT", ""), "JSON script for the offline demo model (env CADUCEUS_DEMO_SCRIPT)")
 	fs.IntVar(&c.MaxConcurrent, "max-concurrent", 8, "runs this runner executes at once")
+	fs.StringVar(&c.CheckpointDir, "checkpoint-dir", envOr(getenv, "CADUCEUS_CHECKPOINT_DIR", ""), "directory of the workspaces' checkpoints, on the host whose workspaces they record (env CADUCEUS_CHECKPOINT_DIR; default <data-dir>/checkpoints)")
+	maxCkp, err := int64Env(getenv, "CADUCEUS_CHECKPOINT_MAX_BYTES", DefaultCheckpointMaxBytes)
+	if err != nil {
+		return c, err
+	}
+	fs.Int64Var(&c.CheckpointMaxBytes, "checkpoint-max-bytes", maxCkp, "size cap of each workspace's checkpoints; the oldest are pruned after a run; 0 never prunes (env CADUCEUS_CHECKPOINT_MAX_BYTES)")
 	// The environment is read after parsing, not as the flag's default,
 	// so --help never prints a URL that may hold a password.
 	fs.StringVar(&c.Database, "database", "", "PostgreSQL URL (postgres://...) of a store shared by several hosts; default the SQLite file in the data dir (env CADUCEUS_DATABASE_URL, the place for a URL with a password)")
@@ -268,6 +280,9 @@ func (c *Config) finish() error {
 	if c.ConfigFile == "" {
 		c.ConfigFile = filepath.Join(c.DataDir, "config.json")
 	}
+	if c.CheckpointDir == "" {
+		c.CheckpointDir = filepath.Join(c.DataDir, "checkpoints")
+	}
 	if c.Workspace == "" {
 		if c.Workspace, err = os.Getwd(); err != nil {
 			return fmt.Errorf("workspace: %w", err)
@@ -300,6 +315,8 @@ func (c *Config) finish() error {
 		return errors.New("retry-backoff must not be negative")
 	case c.MaxConcurrent < 1:
 		return errors.New("max-concurrent must be at least 1")
+	case c.CheckpointMaxBytes < 0:
+		return errors.New("checkpoint-max-bytes must not be negative (0 never prunes)")
 	}
 	if err := c.Telemetry.check(); err != nil {
 		return err
@@ -395,6 +412,10 @@ const (
 	DefaultUploadMaxBytes        int64 = 20 << 20
 	DefaultUploadMaxRequestBytes int64 = 50 << 20
 )
+
+// DefaultCheckpointMaxBytes is the default size cap of one workspace's
+// checkpoints.
+const DefaultCheckpointMaxBytes = 512 << 20
 
 func durationEnv(getenv func(string) string, k string, def time.Duration) (time.Duration, error) {
 	v := getenv(k)

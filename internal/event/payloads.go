@@ -349,3 +349,36 @@ type ResyncPayload struct {
 	Cursor int64  `json:"cursor"`  // what the client asked for
 	LastID int64  `json:"last_id"` // the newest event id the server has
 }
+
+// MaxCheckpointFiles is how many paths checkpoint.created and
+// checkpoint.restored name; the full list is one API call away.
+const MaxCheckpointFiles = 20
+
+// CheckpointCreatedPayload is the payload of checkpoint.created. The counts
+// are of the change since the workspace's previous checkpoint.
+type CheckpointCreatedPayload struct {
+	CheckpointID string   `json:"checkpoint_id"`
+	ToolCallID   string   `json:"tool_call_id,omitempty"`
+	Reason       string   `json:"reason,omitempty"`
+	FilesChanged int      `json:"files_changed"`
+	Added        int      `json:"added"`
+	Removed      int      `json:"removed"`
+	Files        []string `json:"files"` // the first MaxCheckpointFiles paths
+	By           *Actor   `json:"by,omitempty"`
+}
+
+// CheckpointRestoredPayload is the payload of checkpoint.restored.
+type CheckpointRestoredPayload struct {
+	CheckpointID string `json:"checkpoint_id"` // the state files were put back to
+	// RunID is set when a run's changes were reverted, ToolCallID when a
+	// tool call's were.
+	RunID      string   `json:"run_id,omitempty"`
+	ToolCallID string   `json:"tool_call_id,omitempty"`
+	Files      []string `json:"files"` // the paths written or removed (first MaxCheckpointFiles)
+	Count      int      `json:"count"` // how many in all
+	// Before undoes the rollback: restoring it brings back what the
+	// rollback replaced.
+	Before string `json:"before_checkpoint_id"`
+	After  string `json:"after_checkpoint_id"`
+	By     *Actor `json:"by,omitempty"`
+}

@@ -38,6 +38,12 @@ const (
 	ContextWarning   Type = "context.warning"   // the conversation nears the model's context window
 	ContextCompacted Type = "context.compacted" // older turns were replaced by a summary
 
+	// Checkpoints of the session's workspace (issue 14). Both are run
+	// events when a run's tool call caused them and session events (run_id
+	// "") for a person's edit or a rollback.
+	CheckpointCreated  Type = "checkpoint.created"  // the workspace was recorded; what changed since the previous checkpoint
+	CheckpointRestored Type = "checkpoint.restored" // files were put back as they were at a checkpoint
+
 	// Diagnostics: something a person should know that is not content.
 	Diagnostic Type = "diagnostic"
 
@@ -106,6 +112,8 @@ func Catalog() []Info {
 		{TodoUpdated, TierDefault, false, "the agent's todo list changed"},
 		{ContextWarning, TierDefault, false, "context window nearly full"},
 		{ContextCompacted, TierDefault, false, "older turns summarised"},
+		{CheckpointCreated, TierDefault, false, "a checkpoint of the workspace was taken"},
+		{CheckpointRestored, TierDefault, false, "files were rolled back to a checkpoint"},
 		{Diagnostic, TierDefault, false, "operational notice"},
 		{SessionCreated, TierDefault, false, "a session was created"},
 		{SessionUpdated, TierDefault, false, "a session was renamed or its model changed"},
@@ -132,3 +140,8 @@ func IsSession(t Type) bool {
 	return t == SessionCreated || t == SessionUpdated || t == SessionDeleted || t == GitCommitted ||
 		t == TerminalOpened || t == TerminalClosed
 }
+
+// Runless reports whether an event of type t may be journaled without a
+// run (run_id ""): the session events above, and the checkpoint types,
+// which a person's edit or rollback causes outside any run.
+func Runless(t Type) bool { return IsSession(t) || t == CheckpointCreated || t == CheckpointRestored }

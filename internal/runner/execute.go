@@ -94,6 +94,9 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) stri
 		return OutcomeStoreError
 	}
 	log.Info("run finished", "status", o.Status)
+	if r.cfg.Checkpoints != nil && h.workspace != "" {
+		r.cfg.Checkpoints.Prune(bg, h.workspace)
+	}
 	return string(o.Status) // completed, failed or cancelled
 }
 
@@ -104,12 +107,14 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	if err != nil {
 		return agent.Result{}, err
 	}
-	items, queued, done, err := r.history(ctx, claimed)
+	h.workspace = sess.Workspace
+	items, queued, done, note, err := r.history(ctx, claimed)
 	if err != nil {
 		return agent.Result{}, err
 	}
 	r.cfg.Telemetry.LinkQueued(ctx, queued.TraceParent)
 	msgs, pending := transcript.History(items)
+	msgs = withNote(msgs, note)
 	if claimed.Attempt > 1 && len(pending) == 0 {
 		msgs = dropCutAnswer(msgs)
 	}
@@ -126,7 +131,33 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	if queued.Kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)
 	}
-	return loop.Run(ctx, h, msgs, pending)
+	if r.cfg.Checkpoints != nil {
+		loop.Checkpoints = r.cfg.Checkpoints
+	}
+	res, err := loop.Run(ctx, h, msgs, pending)
+	r.endCheckpoint(ctx, h, sess.Workspace, claimed, err)
+	return res, err
+}
+
+// endCheckpoint closes the run's span of checkpoints when the run ends
+// here (not when it parks, yields or lost its lease: it goes on elsewhere),
+// also after a cancel, whose last call may have changed files.
+func (r *Runner) endCheckpoint(ctx context.Context, h *host, workspace string, claimed store.Run, err error) {
+	if r.cfg.Checkpoints == nil || errors.Is(err, agent.ErrPark) || errors.Is(err, agent.ErrYield) ||
+		errors.Is(err, store.ErrLeaseLost) || errors.Is(context.Cause(ctx), errShutdown) {
+		return
+	}
+	bg, done := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer done()
+	p, ok, cerr := r.cfg.Checkpoints.RunEnd(bg, workspace, claimed.SessionID, claimed.ID)
+	if cerr != nil {
+		r.log.Warn("end-of-run checkpoint failed; the run's changes reach to the workspace as it is now",
+			"run", claimed.ID, "err", cerr)
+		return
+	}
+	if ok {
+		_ = h.Emit(event.CheckpointCreated, p)
+	}
 }
 
 // dropCutAnswer removes the answer a resumed run's previous attempt was
@@ -161,16 +192,16 @@ func (r *Runner) systemPrompt(ctx context.Context) string {
 // by run: a message queued during an earlier run belongs after it, not in
 // the middle of its answer. It also returns the run's run.queued payload
 // (its kind, its trace) and what earlier claims of the run already did.
-func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, event.RunQueuedPayload, agent.Progress, error) {
+func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, event.RunQueuedPayload, agent.Progress, string, error) {
 	var done agent.Progress
 	var queued event.RunQueuedPayload
 	runs, err := r.st.SessionRuns(ctx, claimed.SessionID)
 	if err != nil {
-		return nil, queued, done, err
+		return nil, queued, done, "", err
 	}
 	evs, err := r.st.Events(ctx, store.EventQuery{SessionID: claimed.SessionID})
 	if err != nil {
-		return nil, queued, done, err
+		return nil, queued, done, "", err
 	}
 	ids := make([]string, len(runs))
 	for i, ru := range runs {
@@ -193,7 +224,23 @@ func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.I
 		}
 	}
 	done.Usage = control.SumUsage(own)
-	return transcript.FoldRuns(evs, ids, claimed.ID), queued, done, nil
+	return transcript.FoldRuns(evs, ids, claimed.ID), queued, done, transcript.RollbackNote(evs, ids, claimed.ID), nil
+}
+
+// withNote adds note to the person's last message: what happened to the
+// workspace between runs reaches the model with the message it answers.
+func withNote(msgs []provider.Message, note string) []provider.Message {
+	if note == "" {
+		return msgs
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == provider.RoleUser {
+			out := slices.Clone(msgs)
+			out[i].Text = note + "\n\n" + out[i].Text
+			return out
+		}
+	}
+	return msgs
 }
 
 // watchCancel cancels ctx with errCancelRequested when the journal says the

@@ -20,6 +20,9 @@ import (
 type host struct {
 	r   *Runner
 	run store.Run
+	// workspace is the session's, once drive has read it: the runner
+	// prunes its checkpoints after the run ends.
+	workspace string
 
 	mu      sync.Mutex
 	pending []<-chan error // emits not yet known durable, oldest first

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/internal/agent"
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
@@ -69,6 +70,21 @@ type Config struct {
 	LeaseOnly bool
 	// Telemetry watches executions, model and tool calls; nil: nobody.
 	Telemetry Telemetry
+	// Checkpoints records the workspace before every tool call that may
+	// change it and at the end of every run that took a checkpoint; nil
+	// takes none. It works on this host's workspaces.
+	Checkpoints Checkpointer
+}
+
+// Checkpointer is what a runner needs of internal/changes.
+type Checkpointer interface {
+	agent.Checkpointer
+	// RunEnd closes the span of a run that took checkpoints (ok false when
+	// it took none) and prunes the workspace's checkpoints.
+	RunEnd(ctx context.Context, workspace, sessionID, runID string) (p event.CheckpointCreatedPayload, ok bool, err error)
+	// Prune keeps the workspace's checkpoints under their size cap; it is
+	// called after a run's end is journaled, so it never delays it.
+	Prune(ctx context.Context, workspace string)
 }
 
 // Runner executes runs. Create it with New and call Run.

@@ -162,6 +162,39 @@ type WebSession struct {
 	LastSeen  time.Time
 }
 
+// Checkpoint is the record of one checkpoint of a session's workspace
+// (internal/checkpoint holds the files; this row says whose it is). The
+// counts are of the change since Parent, the workspace's previous
+// checkpoint.
+type Checkpoint struct {
+	ID         string
+	SessionID  string
+	RunID      string // "" for a person's edit or a rollback outside a run
+	ToolCallID string // "" for the end of a run, an edit or a rollback
+	Workspace  string
+	Commit     string
+	Parent     string // "" for the workspace's first
+	Reason     string
+	Files      int // files changed since Parent
+	Added      int // lines added
+	Removed    int // lines removed
+	// By is the actor as JSON (event.Actor) for a person's edit or a
+	// rollback; "" for the agent.
+	By        string
+	CreatedAt time.Time
+}
+
+// CheckpointQuery selects checkpoints, oldest first; every field that is
+// set must match.
+type CheckpointQuery struct {
+	SessionID  string
+	RunID      string
+	ToolCallID string
+	Workspace  string
+	Parent     string
+	Limit      int // 0: no limit
+}
+
 // SessionPage asks for one page of sessions, newest activity first.
 type SessionPage struct {
 	Limit  int
@@ -227,6 +260,12 @@ type Reader interface {
 	// GetWebSession finds a sign-in session by ID (the cookie's hash),
 	// expired or not: the caller judges ExpiresAt.
 	GetWebSession(ctx context.Context, id string) (WebSession, error)
+
+	// GetCheckpoint finds a checkpoint's record; ErrNotFound if none.
+	GetCheckpoint(ctx context.Context, id string) (Checkpoint, error)
+	// ListCheckpoints lists the checkpoints q selects, oldest first (by
+	// creation, then id).
+	ListCheckpoints(ctx context.Context, q CheckpointQuery) ([]Checkpoint, error)
 }
 
 // Tx is one transaction's view: reads see its own writes.
@@ -310,6 +349,10 @@ type Tx interface {
 	// DeleteExpiredWebSessions removes the sessions expired at now and
 	// returns how many.
 	DeleteExpiredWebSessions(ctx context.Context, now time.Time) (int, error)
+
+	// InsertCheckpoint records a checkpoint of an existing session; an id
+	// taken is ErrConflict.
+	InsertCheckpoint(ctx context.Context, c Checkpoint) error
 }
 
 // Append is one draft to append under a fence, as Tx.AppendEvents would

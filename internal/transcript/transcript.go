@@ -93,6 +93,10 @@ type Tool struct {
 	// Approval is how the call's approval was settled; nil when it needed
 	// none or is still waiting.
 	Approval *Approval `json:"approval,omitempty"`
+	// CheckpointID is the checkpoint taken before the call ran (a call that
+	// may change the workspace): its changes are that checkpoint → the
+	// next (GET /api/runs/{id}/changes?tool_call=).
+	CheckpointID string `json:"checkpoint_id,omitempty"`
 }
 
 // Approval outcomes: a person's choice (event.ResolvedPayload.Choice),
@@ -220,6 +224,14 @@ func (b *Builder) Add(e event.Event) {
 			if it := b.byID[p.ToolCallID]; it != nil && it.Tool != nil {
 				t := it.Tool
 				t.Status, t.Output, t.Result, t.Error, t.DurationMS, t.WaitMS = p.Status, p.Output, p.Result, p.Error, p.DurationMS, p.WaitMS
+				it.LastEventID = e.ID
+			}
+		}
+	case event.CheckpointCreated:
+		var p event.CheckpointCreatedPayload
+		if json.Unmarshal(e.Payload, &p) == nil && p.ToolCallID != "" {
+			if it := b.byID[p.ToolCallID]; it != nil && it.Tool != nil {
+				it.Tool.CheckpointID = p.CheckpointID
 				it.LastEventID = e.ID
 			}
 		}

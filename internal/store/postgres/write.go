@@ -86,7 +86,7 @@ func prepareDrafts(fence string, drafts []event.Draft) ([]draftRow, error) {
 		if d.SessionID == "" {
 			return nil, fmt.Errorf("append %s: a session id is required: %w", d.Type, store.ErrConflict)
 		}
-		if (d.RunID == "") != event.IsSession(d.Type) {
+		if d.RunID == "" && !event.Runless(d.Type) || d.RunID != "" && event.IsSession(d.Type) {
 			return nil, fmt.Errorf("append %s: run id %q does not fit the type: %w", d.Type, d.RunID, store.ErrConflict)
 		}
 		if d.RunID == "" && fence != "" {
@@ -318,6 +318,9 @@ func (t *txn) DeleteSession(ctx context.Context, id string) error {
 	if _, err := t.c.Exec(ctx, `DELETE FROM events WHERE session_id = $1 AND NOT (run_id = '' AND type = $2)`,
 		id, string(event.SessionDeleted)); err != nil {
 		return fmt.Errorf("delete session events: %w", err)
+	}
+	if _, err := t.c.Exec(ctx, `DELETE FROM checkpoints WHERE session_id = $1`, id); err != nil {
+		return fmt.Errorf("delete session checkpoints: %w", err)
 	}
 	return t.exec(ctx, "session", id, store.ErrNotFound, `DELETE FROM sessions WHERE id = $1`, id)
 }

@@ -89,9 +89,9 @@ func (t *txn) appendEvents(ctx context.Context, fence string, drafts []event.Dra
 		if d.SessionID == "" {
 			return nil, fmt.Errorf("append %s: a session id is required: %w", d.Type, store.ErrConflict)
 		}
-		// Only session lifecycle events may lack a run, and a run's events
-		// may not pose as them: the two seq schemes must not mix.
-		if (d.RunID == "") != event.IsSession(d.Type) {
+		// Only session lifecycle and checkpoint events may lack a run, and
+		// a run's events may not pose as lifecycle events.
+		if d.RunID == "" && !event.Runless(d.Type) || d.RunID != "" && event.IsSession(d.Type) {
 			return nil, fmt.Errorf("append %s: run id %q does not fit the type: %w", d.Type, d.RunID, store.ErrConflict)
 		}
 		if d.RunID == "" && fence != "" {
@@ -273,6 +273,9 @@ func (t *txn) DeleteSession(ctx context.Context, id string) error {
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ? AND NOT (run_id = '' AND type = ?)`,
 		id, string(event.SessionDeleted)); err != nil {
 		return fmt.Errorf("delete session events: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE session_id = ?`, id); err != nil {
+		return fmt.Errorf("delete session checkpoints: %w", err)
 	}
 	return expectOne(t.tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id))("session", id, store.ErrNotFound)
 }

@@ -61,6 +61,7 @@ func Run(t *testing.T, open Open) {
 		{"UserNamesUnique", testUserNamesUnique},
 		{"Tokens", testTokens},
 		{"WebSessions", testWebSessions},
+		{"Checkpoints", testCheckpoints},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -37,6 +37,11 @@ export interface ViewState {
   page: Signal<Page>;
   /** The change-password dialog is open. */
   passwordOpen: Signal<boolean>;
+  /** The run the Changes tab shows (set by the line under a run in the
+   * transcript); null: the whole session. */
+  changesRun: Signal<string | null>;
+  /** The tool call of that run the Changes tab shows; null: all of it. */
+  changesCall: Signal<string | null>;
 }
 
 /** Shows `p` in the main column, as a new history entry. */
@@ -69,6 +74,8 @@ export function createViewState(): ViewState {
     theme: signal(loadTheme()),
     page,
     passwordOpen: signal(false),
+    changesRun: signal<string | null>(null),
+    changesCall: signal<string | null>(null),
   };
 }
 

@@ -299,7 +299,7 @@ export function buildActivity(runs: Run[], items: Item[], activity: RunActivity[
         turn.children.push({
           id: t.tool_call_id, type: "tool", label: t.label || t.name, tool: t.name, args: t.args,
           result: t.result, output: t.output, state: !busy && !done ? "error" : state, startedAt: ms(it.created_at),
-          durationMs: done ? t.duration_ms : undefined, ...toolApproval(t),
+          durationMs: done ? t.duration_ms : undefined, ...toolApproval(t), checkpoint: t.checkpoint_id,
           children: [], replay: true,
         });
       }

@@ -3,8 +3,8 @@
 // the network or the event stream themselves.
 
 import type { ReadonlySignal, Signal } from "@preact/signals";
-import type { Account } from "./auth";
 import type { Api } from "./api";
+import type { Account } from "./auth";
 import type { Attachment, Command, Connection, Health, HumanRequest, Session, SessionState } from "./types";
 
 export interface Meta {

@@ -98,6 +98,7 @@ export function newSessionModel(id: string): SessionModel {
       loaded: signal(false),
       lastCommit: signal(""),
       cursor: 0,
+      checkpoints: signal(0),
     },
     byId: new Map(),
     byRequest: new Map(),
@@ -591,6 +592,21 @@ export const handlers: Record<EventType, Handler> = {
     if (m.byId.has(id)) return;
     push(m, newItem(ev, { id, kind: "compaction", text: p.summary, compaction: p as unknown as Item["compaction"] }, replay));
     syncUsage(m, { contextTokens: p.tokens_after });
+  },
+  // Checkpoints live in the server's shadow repository, not in the fold:
+  // the views that show changes fetch them (the same answer live and
+  // after a reload) and are told to fetch again here.
+  "checkpoint.created": (m, ev) => {
+    m.state.checkpoints.value++;
+    const p = ev.payload as { checkpoint_id: string; tool_call_id?: string };
+    const im = p.tool_call_id ? m.byId.get(p.tool_call_id) : undefined;
+    if (im && im.sig.peek().tool && !seen(im, ev)) {
+      setTool(im, ev, { checkpoint_id: p.checkpoint_id });
+      act(m, (r) => A.updateStep(r, ev.run_id, p.tool_call_id!, (n) => ({ ...n, checkpoint: p.checkpoint_id })));
+    }
+  },
+  "checkpoint.restored": (m) => {
+    m.state.checkpoints.value++;
   },
   "diagnostic": (m, ev, _env, replay) => {
     const p = ev.payload as P.DiagnosticP;

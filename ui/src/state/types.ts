@@ -20,6 +20,7 @@ export type EventType =
   | "approval.requested" | "approval.resolved"
   | "clarify.requested" | "clarify.resolved"
   | "todo.updated" | "context.warning" | "context.compacted"
+  | "checkpoint.created" | "checkpoint.restored"
   | "diagnostic" | "resync"
   | "git.committed" | "terminal.opened" | "terminal.closed";
 
@@ -151,6 +152,9 @@ export interface ToolInfo {
   /** The call's own time, without wait_ms (the wait for a person). */
   duration_ms?: number; wait_ms?: number; request_id?: string;
   approval?: ApprovalInfo;
+  /** The checkpoint taken before the call ran (calls that may change the
+   * workspace): the Changes tab shows what the call changed. */
+  checkpoint_id?: string;
   /** Client-only: live output from tool.updated while running. */
   live_output?: string;
   /** Client-only: ms timestamp of tool.started (for a running timer). */
@@ -225,6 +229,8 @@ export interface ActivityNode {
   approval?: ApprovalInfo; waitMs?: number;
   /** Runs: the n-th execution (shown from the second on). */
   attempt?: number;
+  /** Tools: the checkpoint taken before the call ran. */
+  checkpoint?: string;
   children: ActivityNode[];
   replay: boolean;
 }
@@ -252,6 +258,10 @@ export interface SessionState {
   lastCommit: Signal<string>;
   /** Highest event id applied to this session. */
   cursor: number;
+  /** Counts checkpoint.created and checkpoint.restored events seen live:
+   * views that show changes (the Changes tab, the line under each run)
+   * fetch again when it moves. */
+  checkpoints: Signal<number>;
 }
 
 export type Connection = "connecting" | "live" | "reconnecting" | "offline";

@@ -92,6 +92,11 @@ function Node({ node, defaultOpen }: { node: ActivityNode; defaultOpen: boolean 
         {node.type !== "marker" && <Duration node={node} />}
       </button>
       {(node.approval || node.waitMs) && <ApprovalNote node={node} />}
+      {node.checkpoint && (
+        <div class="act-note" data-testid="activity-checkpoint" title={node.checkpoint}>
+          Workspace checkpointed before it ran
+        </div>
+      )}
       {branch && isOpen && (
         <>
           {hasDetails(node) && <NodeDetailsToggle node={node} />}

@@ -293,7 +293,7 @@ function Body({ item }: { item: Item }) {
     case "user": return <UserMessage item={item} />;
     case "assistant": return <AssistantMessage item={item} />;
     case "reasoning": return <Reasoning item={item} />;
-    case "tool_call": return item.tool ? <ToolCard tool={item.tool} /> : <Unknown item={item} />;
+    case "tool_call": return item.tool ? <ToolCard tool={item.tool} runId={item.run_id} /> : <Unknown item={item} />;
     case "run_end": return <RunEnd item={item} />;
     case "compaction": return <Compaction item={item} />;
     case "notice": return <Notice item={item} />;

@@ -5,6 +5,7 @@
 // Edits show their diff right away; calls waiting for a person embed the
 // request card.
 
+import { CallChangesLink } from "../workspace/RunChanges";
 import type { ComponentChildren } from "preact";
 import { useRef, useState } from "preact/hooks";
 import type { HumanRequest, ToolInfo, ToolStatus } from "../state/types";
@@ -178,7 +179,7 @@ function findRequest(pending: HumanRequest[], t: ToolInfo): HumanRequest | undef
   return pending.find((r) => (t.request_id && r.id === t.request_id) || r.tool_call_id === t.tool_call_id);
 }
 
-export function ToolCard({ tool: t }: { tool: ToolInfo }) {
+export function ToolCard({ tool: t, runId }: { tool: ToolInfo; runId?: string }) {
   const store = useStore();
   const [open, setOpen] = useState(false);
   const running = t.status === "running";
@@ -231,6 +232,9 @@ export function ToolCard({ tool: t }: { tool: ToolInfo }) {
         </span>
       </button>
       {!waiting && <ApprovalLine approval={t.approval} waitMs={t.request_id ? t.wait_ms : undefined} tool={t.name} />}
+      {done && t.status === "ok" && t.checkpoint_id && runId && (
+        <div class="tool-ckp"><CallChangesLink runId={runId} toolCallId={t.tool_call_id} /></div>
+      )}
       {failed && t.error && <div class="tool-error">{t.error}</div>}
       {interrupted && <div class="tool-note" data-testid="tool-interrupted">{interruptedText(t.error!)}</div>}
       {waiting && (req ? <div class="tool-req"><RequestCard req={req} /></div> : <RequestAnswered />)}

@@ -11,9 +11,13 @@
 // message jumps back to the bottom and pins again (see pin.ts).
 
 import { computed } from "@preact/signals";
+import { Fragment } from "preact";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { resumableRun, stalledRuns } from "../state/reducer";
 import type { ItemModel, SessionState } from "../state/types";
+import { useStore } from "../state/context";
+import { RunChangesLine } from "../workspace/RunChanges";
+import { useCheckpoints } from "../workspace/changes";
 import { ItemView, ResumeBar, TranscriptCtx, type TranscriptEnv } from "./Items";
 import { onTranscriptPin } from "./pin";
 
@@ -104,6 +108,14 @@ function TranscriptView({ session }: { session: SessionState }) {
     [session],
   );
   const resume = env.resume;
+  // Finished runs that took checkpoints get "N files changed" under them.
+  const store = useStore();
+  const checkpoints = useCheckpoints(store.api, session);
+  const runs = session.runs.value;
+  const changedRuns = useMemo(() => {
+    const ended = new Set(runs.filter((r) => r.terminal).map((r) => r.id));
+    return new Set(checkpoints.filter((c) => c.run_id && !c.tool_call_id && ended.has(c.run_id)).map((c) => c.run_id!));
+  }, [checkpoints, runs]);
   const unanchored = resume.value && !resume.value.anchor ? resume.value.run : null;
 
   const scrollToBottom = useCallback(() => {
@@ -262,7 +274,16 @@ function TranscriptView({ session }: { session: SessionState }) {
             {loaded && items.length === 0 && (
               <div class="transcript-empty">No messages yet. Send one below to start.</div>
             )}
-            {shown.map((m) => <ItemView key={m.id} model={m} />)}
+            {shown.map((m, i) => {
+              const run = m.sig.value.run_id;
+              const last = i === shown.length - 1 || shown[i + 1].sig.value.run_id !== run;
+              return (
+                <Fragment key={m.id}>
+                  <ItemView model={m} />
+                  {last && changedRuns.has(run) && <RunChangesLine key={"chg:" + run} runId={run} />}
+                </Fragment>
+              );
+            })}
             {unanchored && <ResumeBar key={unanchored.id + ":" + unanchored.status} run={unanchored} />}
           </div>
         </div>

@@ -1,0 +1,75 @@
+package postgres
+
+// Checkpoint records, as in the SQLite store.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+const checkpointCols = `id, session_id, run_id, tool_call_id, workspace, commit_sha, parent_id, reason,
+	files_changed, lines_added, lines_removed, by_json, created_at_ms`
+
+func scanCheckpoint(s interface{ Scan(...any) error }) (store.Checkpoint, error) {
+	var c store.Checkpoint
+	var at int64
+	err := s.Scan(&c.ID, &c.SessionID, &c.RunID, &c.ToolCallID, &c.Workspace, &c.Commit, &c.Parent, &c.Reason,
+		&c.Files, &c.Added, &c.Removed, &c.By, &at)
+	c.CreatedAt = fromMS(at)
+	return c, err
+}
+
+func (r reader) GetCheckpoint(ctx context.Context, id string) (store.Checkpoint, error) {
+	c, err := scanCheckpoint(r.q.QueryRow(ctx, `SELECT `+checkpointCols+` FROM checkpoints WHERE id = $1`, id))
+	if err != nil {
+		return store.Checkpoint{}, notFound(err, "checkpoint", id)
+	}
+	return c, nil
+}
+
+func (r reader) ListCheckpoints(ctx context.Context, q store.CheckpointQuery) ([]store.Checkpoint, error) {
+	var where []string
+	var args []any
+	for _, f := range []struct{ col, v string }{
+		{"session_id", q.SessionID}, {"run_id", q.RunID}, {"tool_call_id", q.ToolCallID},
+		{"workspace", q.Workspace}, {"parent_id", q.Parent},
+	} {
+		if f.v != "" {
+			args = append(args, f.v)
+			where = append(where, fmt.Sprintf("%s = $%d", f.col, len(args)))
+		}
+	}
+	sqlText := `SELECT ` + checkpointCols + ` FROM checkpoints`
+	if len(where) > 0 {
+		sqlText += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	sqlText += ` ORDER BY created_at_ms, id`
+	if q.Limit > 0 {
+		sqlText += fmt.Sprintf(` LIMIT %d`, q.Limit)
+	}
+	rows, err := r.q.Query(ctx, sqlText, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list checkpoints: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Checkpoint{}
+	for rows.Next() {
+		c, err := scanCheckpoint(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list checkpoints: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func (t *txn) InsertCheckpoint(ctx context.Context, c store.Checkpoint) error {
+	return t.exec(ctx, "checkpoint", c.ID, store.ErrConflict,
+		`INSERT INTO checkpoints (`+checkpointCols+`)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13) ON CONFLICT (id) DO NOTHING`,
+		c.ID, c.SessionID, c.RunID, c.ToolCallID, c.Workspace, c.Commit, c.Parent, c.Reason,
+		c.Files, c.Added, c.Removed, c.By, ms(c.CreatedAt))
+}
