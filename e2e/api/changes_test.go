@@ -286,3 +286,66 @@ func TestRevertConflict(t *testing.T) {
 		}
 	}
 }
+
+// A person's save in the Files panel takes a checkpoint first (issue 14:
+// "before every edit a person saves"), so restoring that checkpoint puts
+// the file back as it was before the save.
+func TestPersonSaveTakesCheckpoint(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("ok"))), e2etest.WithWorkspace(ws))
+	sid := s.NewSession(t)
+	url := s.URL + "/api/sessions/" + sid + "/files/content?path=notes.txt"
+
+	get, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get.Body.Close()
+	etag := get.Header.Get("ETag")
+	if get.StatusCode != http.StatusOK || etag == "" {
+		t.Fatalf("GET content: %d, ETag %q", get.StatusCode, etag)
+	}
+	put, err := http.NewRequest(http.MethodPut, url, strings.NewReader("after, by a person\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	put.Header.Set("If-Match", etag)
+	res, err := http.DefaultClient.Do(put)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("PUT content: %d", res.StatusCode)
+	}
+
+	var list struct {
+		Checkpoints []struct {
+			ID     string `json:"id"`
+			Reason string `json:"reason"`
+		} `json:"checkpoints"`
+	}
+	if c := e2etest.Do(t, "GET", s.URL+"/api/sessions/"+sid+"/checkpoints", nil, &list); c != http.StatusOK {
+		t.Fatalf("checkpoints: %d", c)
+	}
+	var before string
+	for _, c := range list.Checkpoints {
+		if strings.Contains(c.Reason, "edit") {
+			before = c.ID
+		}
+	}
+	if before == "" {
+		t.Fatalf("no checkpoint before the person's edit: %+v", list.Checkpoints)
+	}
+	var rev restoreJSON
+	if c := e2etest.Do(t, "POST", s.URL+"/api/checkpoints/"+before+"/restore", map[string]any{"paths": []string{"notes.txt"}}, &rev); c != http.StatusOK {
+		t.Fatalf("restore: %d %+v", c, rev)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "before\n" {
+		t.Fatalf("restored notes.txt = %q, want the content before the save", b)
+	}
+}
