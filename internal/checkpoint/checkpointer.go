@@ -232,10 +232,20 @@ func (c *Checkpointer) lock(ctx context.Context, key string) (func(), error) {
 	c.mu.Unlock()
 	select {
 	case sem <- struct{}{}:
-		return func() { <-sem }, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("checkpoint: waiting for the workspace lock: %w", ctx.Err())
 	}
+	// The semaphore orders this process's callers; the file lock orders
+	// the processes of the host that share the directory.
+	unlockFile, err := fileLock(ctx, key+".lock")
+	if err != nil {
+		<-sem
+		return nil, err
+	}
+	return func() {
+		unlockFile()
+		<-sem
+	}, nil
 }
 
 // attributes override every .gitattributes of the workspace (info/attributes

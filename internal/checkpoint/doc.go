@@ -55,17 +55,18 @@
 // collecting garbage (gc.auto=0 everywhere, so git never does it on its
 // own): nothing newer references them, so no history is rewritten.
 //
-// # One host, one process
+// # One host, several processes
 //
 // The checkpoint directory belongs to the host whose workspaces it records:
-// a workspace path means a directory on this machine. A Checkpointer
-// serialises the calls on one workspace with a lock in memory, so a
-// process makes one Checkpointer per checkpoint directory and shares it
-// (the runner and the API alike); two processes must not share a
-// checkpoint directory (git's own index.lock
-// makes the second fail rather than corrupt anything). A lock file that a
-// killed git left behind is removed at once when the Checkpointer killed it
-// (its context ended) and otherwise once it is older than the timeout of a
-// git call, so a crash or a cancelled run mid-checkpoint does not stop
-// every later one.
+// a workspace path means a directory on this machine. Calls on one
+// workspace are serialised twice: a semaphore orders a process's callers
+// (a process makes one Checkpointer per checkpoint directory and shares it
+// between the runner and the API), and an flock(2) on <repo>.lock orders
+// the processes of the host that share the directory (the web tier saving
+// a person's edit, runner processes checkpointing the agent's calls). The
+// kernel drops a dead process's flock, so a crash leaves no stale lock. A
+// git lock file that a killed git left behind is removed at once when the
+// Checkpointer killed it (its context ended) and otherwise once it is
+// older than the timeout of a git call, so a crash or a cancelled run
+// mid-checkpoint does not stop every later one.
 package checkpoint

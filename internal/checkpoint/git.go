@@ -108,7 +108,7 @@ func (g *gitRepo) runTo(ctx context.Context, stdin io.Reader, stdout io.Writer, 
 		if ctx.Err() != nil {
 			// git was killed (a cancelled run, the timeout): the lock
 			// files it held are ours (the caller holds the workspace's
-			// lock and one process owns the directory) and would stop
+			// lock, in memory and as an flock) and would stop
 			// every later call of this workspace.
 			g.removeLocks()
 			return fmt.Errorf("git %s: %w", args[0], ctx.Err())
