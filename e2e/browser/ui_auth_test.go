@@ -632,3 +632,30 @@ func TestUIAuthTwoTabs(t *testing.T) {
 		t.Errorf("the stale tab shows an error: %q", b.text("[data-testid=composer-error]"))
 	}
 }
+
+// Tabs of one browser share the sign-in cookie: a tab waiting on the
+// sign-in page goes on by itself when another tab signs in.
+func TestUIAuthSignInReachesOtherTabs(t *testing.T) {
+	t.Parallel()
+	s := authServer(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Text("Still here.")))))
+	a := openBrowser(t, s)
+	a.signIn("otto", operatorPW)
+	sid := a.newSessionUI()
+
+	a.click("[data-testid=account-menu]")
+	a.click("[data-testid=menu-signout]")
+	a.waitVisible("[data-testid=signin-page]")
+	b := a.newTab()
+	b.must("open the session signed out", chromedp.Navigate(b.base+"/s/"+sid))
+	b.waitVisible("[data-testid=signin-page]")
+
+	a.typeInto("[data-testid=signin-name]", "otto")
+	a.typeInto("[data-testid=signin-password]", operatorPW)
+	a.click("[data-testid=signin-submit]")
+	a.waitMounted()
+
+	// b was not touched: it leaves the sign-in page on a's word.
+	b.waitVisible("textarea[data-testid=composer]")
+	b.sendMessage("signed in by the other tab")
+	b.waitJS("the answer", qa(itemSel("assistant"))+".some(e => e.textContent.includes('Still here.'))")
+}

@@ -121,6 +121,22 @@ export function createAccount(api: Api, hooks: AccountHooks): Account & AccountI
     return !!m && (m.accounts || k === "user" || k === "token");
   });
   let csrf = "";
+  // Tabs of one browser share the sign-in cookie: a tab that signs in
+  // tells the others, and one waiting on the sign-in page (its session
+  // ended, say while another tab signed out and in again) asks /me again
+  // and goes on without the person typing the password twice.
+  const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("caduceus-auth") : null;
+  if (tabs) {
+    tabs.onmessage = (e: MessageEvent) => {
+      if (e.data !== "signed-in" || gate.peek() !== "signin") return;
+      void check().then((g) => {
+        if (g === "app") {
+          notice.value = null;
+          hooks.onSignedIn();
+        }
+      });
+    };
+  }
 
   const check = async (): Promise<Gate> => {
     const r = await api.get<Me>("/api/auth/me");
@@ -171,6 +187,7 @@ export function createAccount(api: Api, hooks: AccountHooks): Account & AccountI
       notice.value = null;
       gate.value = "app";
       hooks.onSignedIn();
+      tabs?.postMessage("signed-in");
       return null;
     },
 
