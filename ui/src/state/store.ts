@@ -228,6 +228,15 @@ export function createStore(): Store & StoreInternals {
         case "run.status": {
           const st = (ev.payload as P.RunStatusP).status as Session["status"];
           if (st === "interrupted") return settle(s, ev.run_id); // no longer keeps the session busy
+          if (st === "queued") {
+            // The run waits for a runner again (answered after parking,
+            // handed over, recovering): it leaves "active" and counts as
+            // queued, as the server's list counts it. A run the list
+            // already shows as queued (this event replayed on a list read
+            // after it) is not counted twice.
+            if (s.active_run_id !== ev.run_id) return { ...s, status: s.active_run_id ? s.status : "queued" };
+            return { ...s, active_run_id: undefined, queued_runs: s.queued_runs + 1, status: "queued" };
+          }
           return { ...s, status: st, active_run_id: ev.run_id };
         }
         case "run.done":
