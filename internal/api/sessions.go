@@ -213,7 +213,8 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := a.st.GetSession(r.Context(), sid); err != nil {
+	ses, err := a.st.GetSession(r.Context(), sid)
+	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
@@ -238,7 +239,14 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 	for i, ru := range runs {
 		ids[i] = ru.ID
 	}
-	snap := transcript.FoldSession(evs, ids)
+	// A branch shows its parent's history up to the branch point first.
+	pevs, pids, err := store.Inherited(r.Context(), a.st, ses, []event.Type{event.MessageDelta, event.ReasoningDelta})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	snap := transcript.FoldSession(append(pevs, evs...), append(pids, ids...))
+	snap.Items = settled(snap.Items, pids)
 	if snap.Items == nil {
 		snap.Items = []transcript.Item{}
 	}

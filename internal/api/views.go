@@ -23,11 +23,16 @@ type sessionView struct {
 	Status      string `json:"status"`
 	ActiveRunID string `json:"active_run_id,omitempty"`
 	QueuedRuns  int    `json:"queued_runs"`
+	// Lineage of a branch (issue 15): the session it was branched from and
+	// the event of that session's history it starts after.
+	ParentSessionID     string `json:"parent_session_id,omitempty"`
+	BranchedFromEventID int64  `json:"branched_from_event_id,omitempty"`
 }
 
 func newSessionView(s store.Session, busy []store.Run, answered map[string]bool) sessionView {
 	v := sessionView{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model,
-		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}, Status: "idle"}
+		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}, Status: "idle",
+		ParentSessionID: s.ParentSessionID, BranchedFromEventID: s.BranchedFromEventID}
 	for _, r := range busy {
 		if r.SessionID != s.ID {
 			continue

@@ -195,17 +195,10 @@ func (r *Runner) systemPrompt(ctx context.Context) string {
 func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, event.RunQueuedPayload, agent.Progress, string, error) {
 	var done agent.Progress
 	var queued event.RunQueuedPayload
-	runs, err := r.st.SessionRuns(ctx, claimed.SessionID)
+	// A branch's history starts with its parent's, up to the branch point.
+	evs, ids, err := store.SessionHistory(ctx, r.st, claimed.SessionID)
 	if err != nil {
 		return nil, queued, done, "", err
-	}
-	evs, err := r.st.Events(ctx, store.EventQuery{SessionID: claimed.SessionID})
-	if err != nil {
-		return nil, queued, done, "", err
-	}
-	ids := make([]string, len(runs))
-	for i, ru := range runs {
-		ids[i] = ru.ID
 	}
 	var own []event.Event
 	for _, e := range evs {

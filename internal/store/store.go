@@ -36,6 +36,13 @@ type Session struct {
 	Model     string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+
+	// Branch (issue 15): a session branched from another inherits the
+	// parent's history up to and including event BranchedFromEventID
+	// instead of copying it (see SessionHistory). Both zero for a session
+	// that was not branched.
+	ParentSessionID     string
+	BranchedFromEventID int64
 }
 
 // Run is one unit of agent work started by a message.

@@ -2,7 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,9 +66,16 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	}
 	// Migrations start at 3 here (see migrations/00003_schema.sql); each
 	// is recorded once, in order.
+	// The numbers may have gaps while features are built in parallel.
 	want := []int64{0}
-	for v := int64(3); v <= postgres.SchemaVersion; v++ {
-		want = append(want, v)
+	ents, err := os.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if v, err := strconv.ParseInt(strings.SplitN(e.Name(), "_", 2)[0], 10, 64); err == nil {
+			want = append(want, v)
+		}
 	}
 	if got := versions(t, rawConn(t, url)); !slices.Equal(got, want) {
 		t.Fatalf("versions %v, want %v", got, want)

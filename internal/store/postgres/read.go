@@ -68,12 +68,12 @@ func strs[T ~string](vs []T) []string {
 	return out
 }
 
-const sessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms`
+const sessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms, parent_session_id, branched_from_event_id`
 
 func scanSession(s pgx.Row) (store.Session, error) {
 	var v store.Session
 	var c, u int64
-	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u)
+	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u, &v.ParentSessionID, &v.BranchedFromEventID)
 	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
 	return v, err
 }

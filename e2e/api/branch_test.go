@@ -1,0 +1,150 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+)
+
+// branchItem is what the branch tests read of a transcript item.
+type branchItem struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
+	Queued bool   `json:"queued"`
+}
+
+func branchMessages(t *testing.T, s *e2etest.Server, sid string) []branchItem {
+	t.Helper()
+	var out struct {
+		Items []branchItem `json:"items"`
+	}
+	if c := e2etest.Do(t, "GET", s.URL+"/api/sessions/"+sid+"/messages", nil, &out); c != http.StatusOK {
+		t.Fatalf("GET messages of %s: %d", sid, c)
+	}
+	var msgs []branchItem
+	for _, it := range out.Items {
+		if it.Kind == "user" || it.Kind == "assistant" {
+			msgs = append(msgs, it)
+		}
+	}
+	return msgs
+}
+
+// modelTurns is the conversation of one Chat Completions request: role
+// and text of every message but the system prompt.
+func modelTurns(t *testing.T, body []byte) []string {
+	t.Helper()
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range req.Messages {
+		if m.Role == "system" {
+			continue
+		}
+		var text string
+		if json.Unmarshal(m.Content, &text) != nil {
+			var parts []struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal(m.Content, &parts)
+			for _, p := range parts {
+				text += p.Text
+			}
+		}
+		out = append(out, m.Role+": "+text)
+	}
+	return out
+}
+
+// Issue 15's acceptance: branch at message 3 of 10. The branch's model
+// history is exactly messages 1–3 (then the branch's own message), its
+// lineage points back, and the parent is unchanged, also for the model.
+func TestBranchAtMessageThreeOfTen(t *testing.T) {
+	t.Parallel()
+	oa := newOpenAIFake(t, openaiTestKey, openaiTestKey)
+	s := startWith(t, oa)
+	parent := s.NewSession(t)
+	var want []string
+	for i := 1; i <= 5; i++ {
+		q, a := fmt.Sprintf("question %d", i), fmt.Sprintf("answer %d", i)
+		oa.stream(oa.text(a))
+		r := sendModel(t, s, parent, q, oa.ref())
+		s.WaitStatus(t, r.ID, "completed")
+		want = append(want, "user: "+q, "assistant: "+a)
+	}
+	before := branchMessages(t, s, parent)
+	if len(before) != 10 {
+		t.Fatalf("parent has %d messages, want 10: %+v", len(before), before)
+	}
+
+	var br struct {
+		ID                  string `json:"id"`
+		ParentSessionID     string `json:"parent_session_id"`
+		BranchedFromEventID int64  `json:"branched_from_event_id"`
+	}
+	if c := e2etest.Do(t, "POST", s.URL+"/api/sessions/"+parent+"/branch", map[string]any{"item_id": before[2].ID}, &br); c != http.StatusCreated {
+		t.Fatalf("branch: %d", c)
+	}
+	if br.ID == "" || br.ID == parent || br.ParentSessionID != parent || br.BranchedFromEventID == 0 {
+		t.Fatalf("branch = %+v, want a new session whose lineage is %s", br, parent)
+	}
+	var got struct {
+		ParentSessionID string `json:"parent_session_id"`
+	}
+	e2etest.Do(t, "GET", s.URL+"/api/sessions/"+br.ID, nil, &got)
+	if got.ParentSessionID != parent {
+		t.Fatalf("GET branch: parent_session_id %q, want %q", got.ParentSessionID, parent)
+	}
+	msgs := branchMessages(t, s, br.ID)
+	if len(msgs) != 3 || msgs[2].Text != "question 2" || msgs[2].Queued {
+		t.Fatalf("branch transcript = %+v, want messages 1-3, none queued", msgs)
+	}
+
+	oa.stream(oa.text("branch answer"))
+	r := sendModel(t, s, br.ID, "in the branch", oa.ref())
+	s.WaitStatus(t, r.ID, "completed")
+	bodies := oa.bodies()
+	if h, w := modelTurns(t, bodies[len(bodies)-1]), append(slices.Clone(want[:3]), "user: in the branch"); !slices.Equal(h, w) {
+		t.Fatalf("the branch's model history = %q, want %q", h, w)
+	}
+
+	if after := branchMessages(t, s, parent); !slices.Equal(after, before) {
+		t.Fatalf("parent changed by the branch:\n%+v\nwas\n%+v", after, before)
+	}
+	oa.stream(oa.text("parent answer"))
+	r = sendModel(t, s, parent, "in the parent", oa.ref())
+	s.WaitStatus(t, r.ID, "completed")
+	bodies = oa.bodies()
+	if h, w := modelTurns(t, bodies[len(bodies)-1]), append(slices.Clone(want), "user: in the parent"); !slices.Equal(h, w) {
+		t.Fatalf("the parent's model history = %q, want %q", h, w)
+	}
+
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+		code int
+	}{
+		{"no item", map[string]any{}, http.StatusBadRequest},
+		{"unknown item", map[string]any{"item_id": "msg_nope"}, http.StatusNotFound},
+	} {
+		var e e2etest.ErrorJSON
+		if c := e2etest.Do(t, "POST", s.URL+"/api/sessions/"+parent+"/branch", tc.body, &e); c != tc.code || e.Error.Code == "" {
+			t.Errorf("%s: %d %+v, want %d with a code", tc.name, c, e, tc.code)
+		}
+	}
+	if n := len(s.Sessions(t)); n != 2 {
+		t.Errorf("%d sessions after refused branches, want 2", n)
+	}
+}

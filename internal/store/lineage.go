@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+)
+
+// maxLineage bounds how many ancestors a branch may have: a branch of a
+// branch of ... is read ancestor by ancestor, and the chain must end.
+const maxLineage = 32
+
+// SessionHistory returns the events and runs (in run order) whose fold is
+// the session's conversation: for a branch, the parent's history up to and
+// including the event the branch was taken at, then the session's own. A
+// branch references its parent's journal instead of copying it, so a
+// branch costs one row; the price is this read of its ancestors. The
+// session's lifecycle events (session.*) are its own only. An ancestor
+// that was deleted contributes nothing.
+func SessionHistory(ctx context.Context, r Reader, sessionID string) ([]event.Event, []string, error) {
+	s, err := r.GetSession(ctx, sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	evs, runIDs, err := Inherited(ctx, r, s, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	own, ownRuns, err := sessionEvents(ctx, r, sessionID, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(evs, own...), append(runIDs, ownRuns...), nil
+}
+
+// Inherited is the part of s's history that comes from its ancestors (nil
+// for a session that was not branched), leaving out events of the types
+// in not.
+func Inherited(ctx context.Context, r Reader, s Session, not []event.Type) ([]event.Event, []string, error) {
+	if s.ParentSessionID == "" {
+		return nil, nil, nil
+	}
+	return inherited(ctx, r, s.ParentSessionID, s.BranchedFromEventID, not, 1)
+}
+
+// inherited is the history of session id cut after event cut: its runs up
+// to the one holding cut, and of that one its events up to cut.
+func inherited(ctx context.Context, r Reader, id string, cut int64, not []event.Type, depth int) ([]event.Event, []string, error) {
+	if depth > maxLineage {
+		return nil, nil, fmt.Errorf("session %q: lineage deeper than %d", id, maxLineage)
+	}
+	s, err := r.GetSession(ctx, id)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	var evs []event.Event
+	var runIDs []string
+	if s.ParentSessionID != "" {
+		evs, runIDs, err = inherited(ctx, r, s.ParentSessionID, s.BranchedFromEventID, not, depth+1)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	own, ownRuns, err := sessionEvents(ctx, r, id, not)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cutAt(append(evs, own...), append(runIDs, ownRuns...), cut)
+}
+
+// cutAt keeps the runs up to the one holding event cut, and of that one
+// its events up to cut. A cut that is not there (deleted with its
+// session) keeps nothing: a branch never sees more than it was given.
+func cutAt(evs []event.Event, runIDs []string, cut int64) ([]event.Event, []string, error) {
+	cutRun, found := "", false
+	for _, e := range evs {
+		if e.ID == cut {
+			cutRun, found = e.RunID, true
+			break
+		}
+	}
+	if !found {
+		return nil, nil, nil
+	}
+	keep := map[string]bool{}
+	var runs []string
+	for _, rid := range runIDs {
+		keep[rid] = true
+		runs = append(runs, rid)
+		if rid == cutRun {
+			break
+		}
+	}
+	var out []event.Event
+	for _, e := range evs {
+		if keep[e.RunID] && (e.RunID != cutRun || e.ID <= cut) {
+			out = append(out, e)
+		}
+	}
+	return out, runs, nil
+}
+
+func sessionEvents(ctx context.Context, r Reader, id string, not []event.Type) ([]event.Event, []string, error) {
+	runs, err := r.SessionRuns(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	evs, err := r.Events(ctx, EventQuery{SessionID: id, NotTypes: not})
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, len(runs))
+	for i, ru := range runs {
+		ids[i] = ru.ID
+	}
+	return evs, ids, nil
+}

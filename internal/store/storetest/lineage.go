@@ -1,0 +1,88 @@
+package storetest
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+// testSessionLineage: a branch's lineage round-trips through both reads
+// of a session, and store.SessionHistory cuts each ancestor at the branch
+// point: earlier runs whole, the cut run up to the event, later runs and
+// the ancestors' later events never (issue 15, branch).
+func testSessionLineage(t *testing.T, open Open) {
+	ctx := context.Background()
+	db := fresh(t, open)
+	addSession(t, db, "sA", t0)
+	for i, rid := range []string{"rA1", "rA2", "rA3"} {
+		addRun(t, db, store.Run{ID: rid, SessionID: "sA", Status: run.Running, CreatedAt: at(i)})
+	}
+	a1 := appendEvents(t, db, "", draft("sA", "rA1", event.MessageUser, map[string]string{"text": "a1"}),
+		draft("sA", "rA1", event.TurnStarted, nil))
+	a2 := appendEvents(t, db, "", draft("sA", "rA2", event.MessageUser, map[string]string{"text": "a2"}),
+		draft("sA", "rA2", event.TurnStarted, nil))
+	appendEvents(t, db, "", draft("sA", "rA3", event.MessageUser, map[string]string{"text": "a3"}))
+
+	// B branches from A after a2's first event; C from B after that same
+	// inherited event, then has a run of its own.
+	b := store.Session{ID: "sB", Title: "b", Workspace: "/ws", CreatedAt: at(10), UpdatedAt: at(10),
+		ParentSessionID: "sA", BranchedFromEventID: a2[0].ID}
+	write(t, db, func(tx store.Tx) error { return tx.InsertSession(ctx, b) })
+	addRun(t, db, store.Run{ID: "rB1", SessionID: "sB", Status: run.Running, CreatedAt: at(11)})
+	appendEvents(t, db, "", draft("sB", "rB1", event.MessageUser, map[string]string{"text": "b1"}))
+	c := store.Session{ID: "sC", Title: "c", Workspace: "/ws", CreatedAt: at(20), UpdatedAt: at(20),
+		ParentSessionID: "sB", BranchedFromEventID: a1[1].ID}
+	write(t, db, func(tx store.Tx) error { return tx.InsertSession(ctx, c) })
+
+	got, err := db.GetSession(ctx, "sB")
+	if err != nil || got.ParentSessionID != "sA" || got.BranchedFromEventID != a2[0].ID {
+		t.Fatalf("GetSession(sB) = %+v, %v; want lineage sA@%d", got, err, a2[0].ID)
+	}
+	list, _, err := db.ListSessions(ctx, store.SessionPage{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list {
+		if s.ID == "sC" && (s.ParentSessionID != "sB" || s.BranchedFromEventID != a1[1].ID) {
+			t.Fatalf("ListSessions: sC = %+v", s)
+		}
+		if s.ID == "sA" && (s.ParentSessionID != "" || s.BranchedFromEventID != 0) {
+			t.Fatalf("ListSessions: sA = %+v, want no lineage", s)
+		}
+	}
+
+	tests := []struct {
+		session  string
+		wantRuns []string
+		wantEvs  []int64
+	}{
+		{"sA", []string{"rA1", "rA2", "rA3"}, nil},
+		{"sB", []string{"rA1", "rA2", "rB1"}, []int64{a1[0].ID, a1[1].ID, a2[0].ID}},
+		{"sC", []string{"rA1"}, []int64{a1[0].ID, a1[1].ID}},
+	}
+	for _, tc := range tests {
+		evs, runs, err := store.SessionHistory(ctx, db, tc.session)
+		if err != nil {
+			t.Fatalf("SessionHistory(%s): %v", tc.session, err)
+		}
+		if !slices.Equal(runs, tc.wantRuns) {
+			t.Errorf("SessionHistory(%s) runs = %v, want %v", tc.session, runs, tc.wantRuns)
+		}
+		if tc.wantEvs == nil {
+			continue
+		}
+		var inherited []int64
+		for _, e := range evs {
+			if e.SessionID != tc.session {
+				inherited = append(inherited, e.ID)
+			}
+		}
+		if !slices.Equal(inherited, tc.wantEvs) {
+			t.Errorf("SessionHistory(%s) inherited events = %v, want %v", tc.session, inherited, tc.wantEvs)
+		}
+	}
+}
