@@ -22,6 +22,7 @@ func Commands() []Command {
 		{Name: "stop", Description: "Stop the running agent"},
 		{Name: "model", Args: "<model>", Description: "Use another model for this session"},
 		{Name: "compact", Description: "Summarise older messages to free context"},
+		{Name: "branch", Description: "Branch this session into a new one from its last message"},
 		{Name: "title", Args: "<title>", Description: "Rename this session"},
 		{Name: "help", Description: "Show commands and keyboard shortcuts"},
 	}

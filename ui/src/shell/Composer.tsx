@@ -383,6 +383,15 @@ async function runCommand(line: string, store: Store, view: ViewState): Promise<
       const err = await store.compact();
       return err ? ownError(store, err) : null;
     }
+    case "branch": {
+      const no = needSession();
+      if (no) return no;
+      const items = store.active.peek()?.items.peek() ?? [];
+      const last = [...items].reverse().map((m) => m.sig.peek()).find((it) => (it.kind === "user" || it.kind === "assistant") && !it.open && !it.queued);
+      if (!last) return "Nothing to branch from yet: send a message first.";
+      const err = await store.branch(last.id);
+      return err ? ownError(store, err) : null;
+    }
     case "title": {
       const no = needSession();
       if (no) return no;

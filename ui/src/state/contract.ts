@@ -99,6 +99,8 @@ export interface Store {
   respond(requestId: string, body: { choice?: string; answer?: string }): Promise<ActionError | null>;
   setModel(ref: string): Promise<ActionError | null>; // the active session's model ("" = default)
   compact(): Promise<ActionError | null>;
+  /** Branches the active session after the item, and opens the branch. */
+  branch(itemId: string): Promise<ActionError | null>;
   enableNotifications(): Promise<void>;
   toggleMute(): void;
 }

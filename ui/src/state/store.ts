@@ -699,6 +699,16 @@ export function createStore(): Store & StoreInternals {
       return null;
     },
 
+    async branch(itemId) {
+      const id = activeId.peek();
+      if (!id) return fail({ code: "no_session", message: "Open or create a session first." });
+      const r = await api.post<Session>(`/api/sessions/${id}/branch`, { item_id: itemId });
+      if (!r.ok) return fail(r.error);
+      upsertSession(r.value);
+      selectSession(r.value.id);
+      return null;
+    },
+
     async enableNotifications() {
       notify.value = await requestPermission();
     },

@@ -59,6 +59,9 @@ export interface Session {
   /** answered: the active run's question was answered while it was
    * parked; it waits for a runner to continue. */
   status: "idle" | "answered" | RunStatus; active_run_id?: string; queued_runs: number;
+  /** A branch's lineage (issue 15): the session it came from and the
+   * event of that session's history it starts after. */
+  parent_session_id?: string; branched_from_event_id?: number;
 }
 
 /** session.created: the session's own fields (a new session is idle). */

@@ -19,6 +19,7 @@ import { useStore } from "../state/context";
 import { RunChangesLine } from "../workspace/RunChanges";
 import { useCheckpoints } from "../workspace/changes";
 import { ItemView, ResumeBar, TranscriptCtx, type TranscriptEnv } from "./Items";
+import { LineageBanner } from "./Branch";
 import { onTranscriptPin } from "./pin";
 
 const PAGE = 80;
@@ -270,6 +271,7 @@ function TranscriptView({ session }: { session: SessionState }) {
                 </button>
               </div>
             )}
+            <LineageBanner />
             {!loaded && items.length === 0 && <div class="transcript-empty">Loading…</div>}
             {loaded && items.length === 0 && (
               <div class="transcript-empty">No messages yet. Send one below to start.</div>
