@@ -224,6 +224,8 @@ func (a *API) routes() []route {
 		{"POST /api/sessions/{id}/compact", a.compactSession},
 		// Issue 15, branch + export/import.
 		{"POST /api/sessions/{id}/branch", a.branchSession},
+		{"GET /api/sessions/{id}/export", a.exportSession},
+		{importPattern, a.importSession},
 		{"GET /api/sessions/{id}/events", a.sessionEvents},
 		{"GET /api/runs/{id}", a.getRun},
 		{"POST /api/runs/{id}/cancel", a.cancelRun},

@@ -70,6 +70,8 @@ var routePerms = map[string]perm{
 	"POST /api/sessions/{id}/compact":  permOperate,
 	// Issue 15, branch + export/import.
 	"POST /api/sessions/{id}/branch":  permOperate,
+	"GET /api/sessions/{id}/export":   permRead,
+	"POST /api/sessions/import":       permOperate,
 	"GET /api/sessions/{id}/events":   permRead,
 	"GET /api/runs/{id}":              permRead,
 	"POST /api/runs/{id}/cancel":      permOperate,

@@ -94,9 +94,13 @@ func BodyLimit(limits UploadLimits) func(*http.Request) int64 {
 	limits = limits.withDefaults()
 	mux := http.NewServeMux()
 	mux.Handle(uploadsPattern, http.NotFoundHandler())
+	mux.Handle(importPattern, http.NotFoundHandler()) // issue 15, import
 	return func(r *http.Request) int64 {
-		if _, p := mux.Handler(r); p == uploadsPattern {
+		switch _, p := mux.Handler(r); p {
+		case uploadsPattern:
 			return limits.MaxRequestBytes
+		case importPattern:
+			return MaxImportBytes
 		}
 		return 0
 	}
