@@ -6,11 +6,31 @@ package browser
 // last message; the parent is unchanged.
 
 import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
+
+func getExport(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+	}
+	return b
+}
 
 func TestUIBranch(t *testing.T) {
 	t.Parallel()
@@ -68,6 +88,28 @@ func TestUIBranch(t *testing.T) {
 	b.waitJS("a second branch opened", "location.pathname !== '/s/"+parent+"' && location.pathname !== '/s/"+branch+"'")
 	b.waitSessionLoaded()
 	b.waitJS("the whole parent conversation in it", qa(itemSel("assistant"))+".some(e => e.textContent.includes('Second answer.'))")
+
+	// Import: the JSON export of the branch, picked in the sidebar, opens
+	// a new session with the same conversation.
+	raw := getExport(t, srv.URL+"/api/sessions/"+branch+"/export?format=json")
+	file := filepath.Join(t.TempDir(), "branch.json")
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.must("pick the export", chromedp.SetUploadFiles("[data-testid=import-file]", []string{file}))
+	b.waitJS("the imported session opened", "!['/s/"+parent+"', '/s/"+branch+"'].includes(location.pathname) && "+
+		qa(itemSel("assistant"))+".some(e => e.textContent.includes('Answer in the branch.'))")
+	b.waitSessionLoaded()
+	if got := b.count(itemSel("user")); got != 2 {
+		t.Fatalf("the imported session shows %d user messages, want 2\n%s", got, b.describe())
+	}
+	row := "[data-testid=session-item][aria-current=page]"
+	b.hover(row)
+	b.click(row + " [data-testid=session-export]")
+	b.waitVisible("[data-testid=session-export-md]")
+	b.waitVisible("[data-testid=session-export-json]")
+	t.Logf("screenshot: %s", b.screenshot(dir, "branch-export-menu"))
+	b.press("Escape")
 
 	phone := openBrowser(t, srv, withWindow(375, 812))
 	phone.navigate("/s/" + branch)

@@ -23,6 +23,7 @@ func Commands() []Command {
 		{Name: "model", Args: "<model>", Description: "Use another model for this session"},
 		{Name: "compact", Description: "Summarise older messages to free context"},
 		{Name: "branch", Description: "Branch this session into a new one from its last message"},
+		{Name: "export", Args: "[md|json]", Description: "Download this session as Markdown (default) or JSON"},
 		{Name: "title", Args: "<title>", Description: "Rename this session"},
 		{Name: "help", Description: "Show commands and keyboard shortcuts"},
 	}

@@ -4,6 +4,7 @@
 // commands run here through the store; an unknown one is an error in the
 // composer, never a message to the agent.
 
+import { exportSession } from "./exportImport";
 import { useComputed, useSignal } from "@preact/signals";
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import type { ActionError, Store } from "../state/contract";
@@ -390,6 +391,14 @@ async function runCommand(line: string, store: Store, view: ViewState): Promise<
       const last = [...items].reverse().map((m) => m.sig.peek()).find((it) => (it.kind === "user" || it.kind === "assistant") && !it.open && !it.queued);
       if (!last) return "Nothing to branch from yet: send a message first.";
       const err = await store.branch(last.id);
+      return err ? ownError(store, err) : null;
+    }
+    case "export": {
+      const no = needSession();
+      if (no) return no;
+      const format = arg || "md";
+      if (format !== "md" && format !== "json") return "Usage: /export [md|json]";
+      const err = await exportSession(store, store.activeId.peek()!, format);
       return err ? ownError(store, err) : null;
     }
     case "title": {

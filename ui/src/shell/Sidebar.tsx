@@ -12,9 +12,10 @@ import { useStore } from "../state/context";
 import { sessionPath } from "../state/store";
 import type { Session } from "../state/types";
 import { isMac, relTime, statusText, waitsForPerson } from "./format";
-import { IClose, IMore, IPencil, IPlus, ISearch, ITrash, Logo } from "./icons";
+import { IClose, IDownload, IMore, IPencil, IPlus, ISearch, ITrash, Logo } from "./icons";
 import { MenuButton } from "./Menu";
 import { newSession } from "./newSession";
+import { exportSession, ImportButton } from "./exportImport";
 import { toneClass } from "./status";
 import { ThemeSwitch } from "./ThemeSwitch";
 import { useView } from "./view";
@@ -55,6 +56,7 @@ export function Sidebar() {
             …in another workspace
           </button>
         )}
+        {store.account.permissions.value.operate && <ImportButton />}
         {chooseWS && <WorkspaceDialog store={store} onDone={() => setChooseWS(false)} />}
         <label class="sb-search">
           <ISearch size={15} />
@@ -190,6 +192,18 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
       )}
       {!renaming.value && edit && (
         <span class="sb-actions">
+          <MenuButton
+            class="sb-export"
+            testid="session-export"
+            menuTestid="session-export-list"
+            label={`Export “${name}”`}
+            title="Export"
+            icon={<IDownload size={15} />}
+            items={[
+              { key: "md", label: "Export as Markdown", testid: "session-export-md", onSelect: () => void exportSession(store, s.id, "md") },
+              { key: "json", label: "Export as JSON", testid: "session-export-json", onSelect: () => void exportSession(store, s.id, "json") },
+            ]}
+          />
           <button type="button" ref={renameBtn} class="icon-btn sm" data-testid="session-rename" aria-label={`Rename “${name}”`} title="Rename" onClick={() => (renaming.value = true)}>
             <IPencil size={15} />
           </button>
@@ -205,10 +219,12 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
           testid="session-menu"
           menuTestid="session-menu-list"
           label={`Actions for “${name}”`}
-          title="Rename or delete"
+          title="Rename, export or delete"
           icon={<IMore size={16} />}
           items={[
             { key: "rename", label: "Rename", icon: <IPencil size={15} />, testid: "session-menu-rename", onSelect: () => (renaming.value = true) },
+            { key: "export-md", label: "Export as Markdown", icon: <IDownload size={15} />, testid: "session-menu-export-md", onSelect: () => void exportSession(store, s.id, "md") },
+            { key: "export-json", label: "Export as JSON", icon: <IDownload size={15} />, testid: "session-menu-export-json", onSelect: () => void exportSession(store, s.id, "json") },
             { key: "delete", label: "Delete", icon: <ITrash size={15} />, danger: true, testid: "session-menu-delete", onSelect: onDelete },
           ]}
         />

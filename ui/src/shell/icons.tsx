@@ -37,6 +37,7 @@ export const IArrowLeft = (p: P) => <Svg {...p}><path d="M19 12H5M11 6l-6 6 6 6"
 export const IUser = (p: P) => <Svg {...p}><circle cx="12" cy="8.5" r="3.8" /><path d="M4.5 20c1.2-3.6 4-5.3 7.5-5.3s6.3 1.7 7.5 5.3" /></Svg>;
 export const IUsers = (p: P) => <Svg {...p}><circle cx="9" cy="9" r="3.3" /><path d="M3 19.5c.9-3.1 3.2-4.6 6-4.6s5.1 1.5 6 4.6M15.5 5.9a3.3 3.3 0 0 1 0 6.2M17.5 14.9c1.8.5 3 1.9 3.5 4.6" /></Svg>;
 export const IKey = (p: P) => <Svg {...p}><circle cx="8" cy="15" r="4" /><path d="M11 12l8.5-8.5M16 7l2.5 2.5M14 9l2 2" /></Svg>;
+export const IDownload = (p: P) => <Svg {...p}><path d="M12 4v11M7 10.5l5 5 5-5M5 19.5h14" /></Svg>;
 export const ILock = (p: P) => <Svg {...p}><rect x="5" y="10.5" width="14" height="10" rx="2" /><path d="M8 10.5V7.5a4 4 0 0 1 8 0v3" /></Svg>;
 export const ILogout = (p: P) => <Svg {...p}><path d="M10 4.5H6A1.5 1.5 0 0 0 4.5 6v12A1.5 1.5 0 0 0 6 19.5h4M15 8l4 4-4 4M19 12H9.5" /></Svg>;
 
