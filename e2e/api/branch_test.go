@@ -148,3 +148,56 @@ func TestBranchAtMessageThreeOfTen(t *testing.T) {
 		t.Errorf("%d sessions after refused branches, want 2", n)
 	}
 }
+
+// Each answer carries the tokens and cost of the model call that wrote it,
+// in GET messages (what a reload shows), and they add up to the run's.
+func TestPerMessageUsage(t *testing.T) {
+	t.Parallel()
+	oa := newOpenAIFake(t, openaiTestKey, openaiTestKey)
+	s := startWith(t, oa)
+	sid := s.NewSession(t)
+	oa.stream(oa.tools(fakeCall{id: "call_1", name: "read_file", args: `{"path":"README.md"}`}))
+	oa.stream(oa.text("The readme ", "is short."))
+	r := sendModel(t, s, sid, "read the readme", oa.ref())
+	s.WaitStatus(t, r.ID, "completed")
+
+	var msgs struct {
+		Items []struct {
+			Kind  string `json:"kind"`
+			Usage *struct {
+				InputTokens  int64   `json:"input_tokens"`
+				OutputTokens int64   `json:"output_tokens"`
+				CostUSD      float64 `json:"cost_usd"`
+			} `json:"usage"`
+		} `json:"items"`
+	}
+	e2etest.Do(t, "GET", s.URL+"/api/sessions/"+sid+"/messages", nil, &msgs)
+	var run struct {
+		Usage struct {
+			InputTokens  int64   `json:"input_tokens"`
+			OutputTokens int64   `json:"output_tokens"`
+			CostUSD      float64 `json:"cost_usd"`
+		} `json:"usage"`
+	}
+	e2etest.Do(t, "GET", s.URL+"/api/runs/"+r.ID, nil, &run)
+	var in, out int64
+	var cost float64
+	var priced []string
+	for _, it := range msgs.Items {
+		if it.Usage == nil {
+			continue
+		}
+		priced = append(priced, it.Kind)
+		in, out, cost = in+it.Usage.InputTokens, out+it.Usage.OutputTokens, cost+it.Usage.CostUSD
+		if it.Usage.CostUSD <= 0 {
+			t.Errorf("%s item without a cost: %+v", it.Kind, it.Usage)
+		}
+	}
+	// Two model calls: the tool call's turn (on its tool item), the answer.
+	if !slices.Equal(priced, []string{"tool_call", "assistant"}) {
+		t.Fatalf("items with usage: %v, want the tool call's and the answer's", priced)
+	}
+	if in != run.Usage.InputTokens || out != run.Usage.OutputTokens || fmt.Sprintf("%.9f", cost) != fmt.Sprintf("%.9f", run.Usage.CostUSD) {
+		t.Fatalf("items add up to %d/%d/$%f, the run says %+v", in, out, cost, run.Usage)
+	}
+}

@@ -49,6 +49,18 @@ func TestUIBranch(t *testing.T) {
 	b.sendMessage("Second question")
 	b.waitJS("the second answer", qa(itemSel("assistant"))+".some(e => e.textContent.includes('Second answer.'))")
 	b.waitIdle()
+	// Each answer shows its tokens on hover, live and after a reload.
+	usageSel := itemSel("assistant") + " [data-testid=message-usage]"
+	b.waitJS("tokens on both answers", qa(usageSel)+".length === 2 && "+qa(usageSel)+".every(e => / tok/.test(e.textContent))")
+	b.hover(itemSel("assistant"))
+	t.Logf("screenshot: %s", b.screenshot(dir, "branch-message-usage"))
+	live := eval[[]string](b, qa(usageSel)+".map(e => e.textContent + '|' + e.title)")
+	b.navigate("/s/" + parent)
+	b.waitSessionLoaded()
+	b.waitJS("tokens after the reload", qa(usageSel)+".length === 2")
+	if got := eval[[]string](b, qa(usageSel)+".map(e => e.textContent + '|' + e.title)"); strings.Join(got, ";") != strings.Join(live, ";") {
+		t.Fatalf("message usage after reload %q, live %q", got, live)
+	}
 	before := b.text("[data-testid=transcript]")
 
 	// Branch from the first answer (the first assistant item): its hover

@@ -73,6 +73,9 @@ type Item struct {
 	Level   string         `json:"level,omitempty"`
 	Code    string         `json:"code,omitempty"`
 	Details map[string]any `json:"details,omitempty"`
+	// Usage is the tokens and cost of the model call that wrote this item
+	// (issue 15): on a turn's last assistant text, else its last item.
+	Usage *event.UsageTotals `json:"usage,omitempty"`
 	// LastEventID is the newest event folded into this item.
 	LastEventID int64 `json:"last_event_id"`
 }
@@ -147,12 +150,15 @@ type Builder struct {
 	byID    map[string]*Item // segments by id, tools by call id and request id
 	builder map[string]*strings.Builder
 	session sessionState
+	// usage of each model call by run and turn, shown on the turn's
+	// answer when Items is read (a turn's tool calls start after it).
+	turnUsage map[[2]string]event.UsageTotals
 }
 
 // New returns an empty Builder.
 func New() *Builder {
 	return &Builder{started: map[string]bool{}, ended: map[string]bool{}, byID: map[string]*Item{}, builder: map[string]*strings.Builder{},
-		session: newSessionState()}
+		session: newSessionState(), turnUsage: map[[2]string]event.UsageTotals{}}
 }
 
 // Fold is New, Add for each event, Items.
@@ -282,6 +288,11 @@ func (b *Builder) Add(e event.Event) {
 		if json.Unmarshal(e.Payload, &p) == nil {
 			b.push(&Item{ID: noticeID(e), Kind: KindNotice, Level: "warning", Code: "context_warning", Text: ContextWarningText(p)}, e)
 		}
+	case event.Usage:
+		var p event.UsagePayload
+		if json.Unmarshal(e.Payload, &p) == nil {
+			b.addUsage(e.RunID, p)
+		}
 	case event.RunDone:
 		b.ended[e.RunID] = true
 		var p event.RunDonePayload
@@ -293,6 +304,39 @@ func (b *Builder) Add(e event.Event) {
 			return
 		}
 		b.push(&Item{ID: "end_" + e.RunID, Kind: KindRunEnd, Status: p.Status, Error: p.Error, By: answeredBy(p.By)}, e)
+	}
+}
+
+// addUsage records a model call's tokens and cost for its turn (see
+// placeUsage).
+func (b *Builder) addUsage(runID string, p event.UsagePayload) {
+	if p.TurnID != "" {
+		b.turnUsage[[2]string{runID, p.TurnID}] = p.Turn
+	}
+}
+
+// placeUsage puts each model call's usage on the answer it produced: the
+// turn's last assistant text, else (a turn of tool calls only) its first
+// item. LastEventID stays: it marks where a message ends (a branch point).
+// A turn with no item (a compaction) shows nowhere but in the run's
+// totals.
+func (b *Builder) placeUsage(out []Item) {
+	if len(b.turnUsage) == 0 {
+		return
+	}
+	at := make(map[[2]string]int, len(b.turnUsage))
+	for i := range out {
+		k := [2]string{out[i].RunID, out[i].TurnID}
+		if _, ok := b.turnUsage[k]; !ok {
+			continue
+		}
+		if _, seen := at[k]; !seen || out[i].Kind == KindAssistant {
+			at[k] = i
+		}
+	}
+	for k, i := range at {
+		u := b.turnUsage[k]
+		out[i].Usage = &u
 	}
 }
 
@@ -427,6 +471,7 @@ func (b *Builder) Items() []Item {
 		}
 		answered[out[i].RunID] = true
 	}
+	b.placeUsage(out)
 	return out
 }
 

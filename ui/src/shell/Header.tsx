@@ -158,7 +158,7 @@ function Usage({ s }: { s: SessionState }) {
   return (
     <div class={"usage" + level} data-testid="usage" title={detail}>
       <span class="usage-text">
-        {tokens(total)} tok{pct !== null && <> · {pct < 1 && pct > 0 ? "<1" : Math.round(pct)}% ctx</>}
+        {tokens(total)} tok{u.total.cost_usd ? <span data-testid="usage-cost"> · ${u.total.cost_usd < 0.01 ? u.total.cost_usd.toFixed(4) : u.total.cost_usd.toFixed(2)}</span> : null}{pct !== null && <> · {pct < 1 && pct > 0 ? "<1" : Math.round(pct)}% ctx</>}
       </span>
       <span class="meter" aria-hidden="true"><span style={{ width: `${pct ?? 0}%` }} /></span>
       <span class="sr-only">{detail}</span>

@@ -34,6 +34,9 @@ export interface SessionModel {
   runStart: Map<string, number>;
   /** Context window of the model answering now (tokens, 0 if unknown). */
   contextWindow: number;
+  /** A model call's usage waiting for its turn's first item (a turn of
+   * tool calls: usage comes before tool.started), by run and turn. */
+  turnUsage: Map<string, UsageTotals>;
 }
 
 /** What the reducer needs from outside: model facts for the usage meter. */
@@ -109,6 +112,7 @@ export function newSessionModel(id: string): SessionModel {
     started: new Set(),
     runStart: new Map(),
     contextWindow: 0,
+    turnUsage: new Map(),
   };
 }
 
@@ -526,6 +530,21 @@ export const handlers: Record<EventType, Handler> = {
   "usage": (m, ev) => {
     const p = ev.payload as P.UsageP;
     patchRun(m, ev, { usage: p.total });
+    // The answer of the call shows what it cost, as the server's fold
+    // does: the turn's last assistant text, else its first item.
+    if (p.turn_id) {
+      let first: ItemModel | undefined;
+      let answer: ItemModel | undefined;
+      for (const im of m.state.items.peek()) {
+        const it = im.sig.peek();
+        if (it.run_id !== ev.run_id || it.turn_id !== p.turn_id) continue;
+        first ??= im;
+        if (it.kind === "assistant") answer = im;
+      }
+      const at = answer ?? first;
+      if (at) set(at, { usage: p.turn });
+      else m.turnUsage.set(ev.run_id + "/" + p.turn_id, p.turn);
+    }
     // The last model call's prompt is what the context holds now; the
     // compaction call's prompt is the old, long conversation.
     syncUsage(m, p.turn_id === "compaction" ? {} : { contextTokens: p.turn.input_tokens });
@@ -543,6 +562,11 @@ export const handlers: Record<EventType, Handler> = {
       tool: { tool_call_id: p.tool_call_id, name: p.name, label: p.label, args: p.args, status: "pending", started_ms: t },
     }, replay);
     push(m, im);
+    const waiting = m.turnUsage.get(ev.run_id + "/" + p.turn_id);
+    if (waiting) {
+      m.turnUsage.delete(ev.run_id + "/" + p.turn_id);
+      set(im, { usage: waiting });
+    }
     act(m, (r) => A.addChild(r, ev.run_id, p.turn_id, {
       id: p.tool_call_id, type: "tool", label: p.label || p.name, tool: p.name, args: p.args, state: "running", startedAt: t, children: [], replay,
     }, t));

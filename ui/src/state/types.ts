@@ -183,6 +183,9 @@ export interface Item {
   tool?: ToolInfo; status?: string; error?: ErrorInfo;
   compaction?: { reason: string; summary: string; tokens_saved: number; original_count: number; compacted_count: number; covered_messages: number };
   last_event_id: number;
+  /** The tokens and cost of the model call that wrote it (issue 15): on a
+   * turn's last assistant text, else its last item. */
+  usage?: UsageTotals;
   /** Client-only: came from the snapshot (history), not a live event. */
   replay?: boolean;
   /** A user message: who sent it; a cancelled run_end: who stopped it

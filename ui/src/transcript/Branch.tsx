@@ -4,6 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { Item, Session } from "../state/types";
 import { useStore } from "../state/context";
+import { tokens } from "../shell/format";
 import "./branch.css";
 
 const IBranch = ({ size = 14 }: { size?: number }) => (
@@ -76,5 +77,23 @@ export function LineageBanner() {
         {excerpt && <> at “{excerpt}”</>}
       </span>
     </div>
+  );
+}
+
+/** An answer's tokens and cost, with the hover actions. */
+export function MessageUsage({ item }: { item: Item }) {
+  const u = item.usage;
+  if (!u) return null;
+  const total = u.input_tokens + u.output_tokens;
+  const detail = [
+    `Input ${u.input_tokens.toLocaleString()} · output ${u.output_tokens.toLocaleString()} tokens`,
+    u.cached_tokens ? `Cached ${u.cached_tokens.toLocaleString()}` : "",
+    u.reasoning_tokens ? `Reasoning ${u.reasoning_tokens.toLocaleString()}` : "",
+    u.cost_usd ? `Cost $${u.cost_usd.toFixed(4)}` : "",
+  ].filter(Boolean).join("\n");
+  return (
+    <span class="msg-usage" data-testid="message-usage" title={detail}>
+      {tokens(total)} tok{u.cost_usd ? ` · $${u.cost_usd < 0.01 ? u.cost_usd.toFixed(4) : u.cost_usd.toFixed(2)}` : ""}
+    </span>
   );
 }

@@ -9,7 +9,7 @@ import type { Item, ItemModel, Run } from "../state/types";
 import { useStore } from "../state/context";
 import { copyText, Markdown } from "./MarkdownView";
 import { ToolCard } from "./ToolCard";
-import { BranchButton } from "./Branch";
+import { BranchButton, MessageUsage } from "./Branch";
 import { QueuedNote } from "./Waiting";
 import { IconAlert, IconBrain, IconChevron, IconInfo, IconLayers, IconPlay, IconStop } from "./icons";
 import { recoveringText, tokens } from "../shell/format";
@@ -62,6 +62,7 @@ function MessageActions({ item }: { item: Item }) {
       >
         {copied ? <ICheck size={14} /> : <ICopy size={14} />}
       </button>
+      <MessageUsage item={item} />
       <BranchButton item={item} />
       {t != null && (
         <time class="msg-time" data-testid="message-time" dateTime={item.created_at} title={new Date(t).toLocaleString()}>
