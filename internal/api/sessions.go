@@ -240,7 +240,7 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 		ids[i] = ru.ID
 	}
 	// A branch shows its parent's history up to the branch point first.
-	pevs, pids, err := store.Inherited(r.Context(), a.st, ses, []event.Type{event.MessageDelta, event.ReasoningDelta})
+	pevs, pids, err := store.Inherited(r.Context(), a.st, ses, store.EventQuery{NotTypes: []event.Type{event.MessageDelta, event.ReasoningDelta}})
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -24,11 +24,11 @@ func SessionHistory(ctx context.Context, r Reader, sessionID string) ([]event.Ev
 	if err != nil {
 		return nil, nil, err
 	}
-	evs, runIDs, err := Inherited(ctx, r, s, nil)
+	evs, runIDs, err := Inherited(ctx, r, s, EventQuery{})
 	if err != nil {
 		return nil, nil, err
 	}
-	own, ownRuns, err := sessionEvents(ctx, r, sessionID, nil)
+	own, ownRuns, err := sessionEvents(ctx, r, sessionID, EventQuery{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -36,18 +36,19 @@ func SessionHistory(ctx context.Context, r Reader, sessionID string) ([]event.Ev
 }
 
 // Inherited is the part of s's history that comes from its ancestors (nil
-// for a session that was not branched), leaving out events of the types
-// in not.
-func Inherited(ctx context.Context, r Reader, s Session, not []event.Type) ([]event.Event, []string, error) {
+// for a session that was not branched), of the events f's Types and
+// NotTypes select (its other fields are ignored). A filter must keep the
+// events branches are cut at (message.user, message.done).
+func Inherited(ctx context.Context, r Reader, s Session, f EventQuery) ([]event.Event, []string, error) {
 	if s.ParentSessionID == "" {
 		return nil, nil, nil
 	}
-	return inherited(ctx, r, s.ParentSessionID, s.BranchedFromEventID, not, 1)
+	return inherited(ctx, r, s.ParentSessionID, s.BranchedFromEventID, f, 1)
 }
 
 // inherited is the history of session id cut after event cut: its runs up
 // to the one holding cut, and of that one its events up to cut.
-func inherited(ctx context.Context, r Reader, id string, cut int64, not []event.Type, depth int) ([]event.Event, []string, error) {
+func inherited(ctx context.Context, r Reader, id string, cut int64, f EventQuery, depth int) ([]event.Event, []string, error) {
 	if depth > maxLineage {
 		return nil, nil, fmt.Errorf("session %q: lineage deeper than %d", id, maxLineage)
 	}
@@ -61,12 +62,12 @@ func inherited(ctx context.Context, r Reader, id string, cut int64, not []event.
 	var evs []event.Event
 	var runIDs []string
 	if s.ParentSessionID != "" {
-		evs, runIDs, err = inherited(ctx, r, s.ParentSessionID, s.BranchedFromEventID, not, depth+1)
+		evs, runIDs, err = inherited(ctx, r, s.ParentSessionID, s.BranchedFromEventID, f, depth+1)
 		if err != nil {
 			return nil, nil, err
 		}
 	}
-	own, ownRuns, err := sessionEvents(ctx, r, id, not)
+	own, ownRuns, err := sessionEvents(ctx, r, id, f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,12 +106,12 @@ func cutAt(evs []event.Event, runIDs []string, cut int64) ([]event.Event, []stri
 	return out, runs, nil
 }
 
-func sessionEvents(ctx context.Context, r Reader, id string, not []event.Type) ([]event.Event, []string, error) {
+func sessionEvents(ctx context.Context, r Reader, id string, f EventQuery) ([]event.Event, []string, error) {
 	runs, err := r.SessionRuns(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	evs, err := r.Events(ctx, EventQuery{SessionID: id, NotTypes: not})
+	evs, err := r.Events(ctx, EventQuery{SessionID: id, Types: f.Types, NotTypes: f.NotTypes})
 	if err != nil {
 		return nil, nil, err
 	}
