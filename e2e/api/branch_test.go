@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 )
@@ -200,4 +201,58 @@ func TestPerMessageUsage(t *testing.T) {
 	if in != run.Usage.InputTokens || out != run.Usage.OutputTokens || fmt.Sprintf("%.9f", cost) != fmt.Sprintf("%.9f", run.Usage.CostUSD) {
 		t.Fatalf("items add up to %d/%d/$%f, the run says %+v", in, out, cost, run.Usage)
 	}
+}
+
+// A message that has no end yet cannot be a branch point: the text still
+// streaming, a message whose run waits behind it. Nothing is written.
+func TestBranchRefusesUnfinished(t *testing.T) {
+	t.Parallel()
+	oa := newOpenAIFake(t, openaiTestKey, openaiTestKey)
+	s := startWith(t, oa)
+	sid := s.NewSession(t)
+	oa.slow(oa.text("one ", "two ", "three ", "four ", "five ", "six"), 300*time.Millisecond)
+	first := sendModel(t, s, sid, "a long answer please", oa.ref())
+	s.WaitStatus(t, first.ID, "running")
+	second := sendModel(t, s, sid, "and then this", oa.ref())
+
+	var items struct {
+		Items []struct {
+			ID     string `json:"id"`
+			Kind   string `json:"kind"`
+			RunID  string `json:"run_id"`
+			Open   bool   `json:"open"`
+			Queued bool   `json:"queued"`
+		} `json:"items"`
+	}
+	var open, queued string
+	deadline := time.Now().Add(15 * time.Second)
+	for ready := func() bool {
+		e2etest.Do(t, "GET", s.URL+"/api/sessions/"+sid+"/messages", nil, &items)
+		open, queued = "", ""
+		for _, it := range items.Items {
+			if it.Kind == "assistant" && it.Open {
+				open = it.ID
+			}
+			if it.Kind == "user" && it.RunID == second.ID && it.Queued {
+				queued = it.ID
+			}
+		}
+		return open != "" && queued != ""
+	}; !ready(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no streaming answer and queued message: %+v", items.Items)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for name, item := range map[string]string{"streaming": open, "queued": queued} {
+		var e e2etest.ErrorJSON
+		if c := e2etest.Do(t, "POST", s.URL+"/api/sessions/"+sid+"/branch", map[string]any{"item_id": item}, &e); c != http.StatusConflict || e.Error.Code != "conflict" {
+			t.Errorf("branch at the %s message: %d %+v, want 409 conflict", name, c, e)
+		}
+	}
+	if n := len(s.Sessions(t)); n != 1 {
+		t.Errorf("%d sessions after refused branches, want 1", n)
+	}
+	oa.stream(oa.text("done"))
+	s.WaitStatus(t, second.ID, "completed")
 }
