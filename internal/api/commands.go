@@ -20,6 +20,8 @@ func Commands() []Command {
 	return []Command{
 		{Name: "new", Description: "Start a new session"},
 		{Name: "stop", Description: "Stop the running agent"},
+		// Steer → POST /api/sessions/{id}/messages with if_busy "steer".
+		{Name: "steer", Args: "<text>", Description: "Tell the running agent something it reads after its current step"},
 		{Name: "model", Args: "<model>", Description: "Use another model for this session"},
 		{Name: "compact", Description: "Summarise older messages to free context"},
 		{Name: "title", Args: "<title>", Description: "Rename this session"},

@@ -337,7 +337,7 @@ func (a *API) meta(w http.ResponseWriter, r *http.Request) {
 		"demo_model":     a.info.Demo,
 		"capabilities": map[string]any{
 			"event_types":      types,
-			"if_busy":          []string{control.IfBusyEnqueue, control.IfBusyInterrupt, control.IfBusyReject},
+			"if_busy":          []string{control.IfBusyEnqueue, control.IfBusyInterrupt, control.IfBusyReject, control.IfBusySteer},
 			"approval_choices": control.ApprovalChoices(),
 			"stream_resume":    []string{"Last-Event-ID", "after"},
 			"run_statuses":     run.All(),

@@ -28,6 +28,9 @@ type RunQueuedPayload struct {
 	// By is who sent the message or made the control (absent in events
 	// journaled before sign-in existed, and for the system's own).
 	By *Actor `json:"by,omitempty"`
+	// SteerOf is the run a steer was sent to that ended before its next
+	// step boundary: the steer became this queued run instead.
+	SteerOf string `json:"steer_of,omitempty"`
 }
 
 // RunStartedPayload is the payload of run.started.
@@ -82,6 +85,12 @@ type MessageUserPayload struct {
 	// Attachments are files the person attached, saved in the workspace:
 	// their path, type and digest, never their bytes.
 	Attachments []Attachment `json:"attachments,omitempty"`
+	// Steer marks a message sent into a running run (if_busy "steer"): it
+	// landed at a step boundary of that run, after its tool calls, and the
+	// model read it in the same run. ControlID is the stored steer it
+	// delivers, so a resumed run does not deliver it twice.
+	Steer     bool   `json:"steer,omitempty"`
+	ControlID string `json:"control_id,omitempty"`
 }
 
 // Attachment kinds.

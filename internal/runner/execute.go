@@ -131,6 +131,9 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	if queued.Kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)
 	}
+	if loop.Steers, err = r.steers(ctx, claimed.ID); err != nil {
+		return agent.Result{}, err
+	}
 	if r.cfg.Checkpoints != nil {
 		loop.Checkpoints = r.cfg.Checkpoints
 	}

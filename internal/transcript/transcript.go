@@ -48,6 +48,9 @@ type Item struct {
 	Queued bool `json:"queued,omitempty"`
 	// Attachments of a user message: files saved in the workspace.
 	Attachments []event.Attachment `json:"attachments,omitempty"`
+	// Steer marks a user message steered into a running run: it stands
+	// where the run read it, between its steps.
+	Steer bool `json:"steer,omitempty"`
 	// By names who sent a user message (message.user's by) or stopped a
 	// run (a cancelled run_end: run.done's by), as Approval.By names who
 	// answered: absent for the local user.
@@ -172,7 +175,7 @@ func (b *Builder) Add(e event.Event) {
 	case event.MessageUser:
 		var p event.MessageUserPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
-			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content, By: answeredBy(p.By), Attachments: p.Attachments}, e)
+			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content, By: answeredBy(p.By), Attachments: p.Attachments, Steer: p.Steer}, e)
 		}
 	case event.MessageDelta, event.ReasoningDelta:
 		var p event.DeltaPayload

@@ -143,7 +143,8 @@ function Editor({ session }: { session: SessionState | null }) {
     if (error.value) error.value = null;
   };
 
-  const submit = async () => {
+  // steer: deliver into the running run at its next step (text only).
+  const submit = async (steer = false) => {
     const raw = text.value;
     const files = att.ready;
     if (att.uploading) return;
@@ -172,7 +173,7 @@ function Editor({ session }: { session: SessionState | null }) {
     // Sending while scrolled up: jump to the bottom to follow the answer.
     const target = store.activeId.peek();
     if (target) requestTranscriptPin(target);
-    const err = await store.send(content, files);
+    const err = await store.send(content, files, steer && !files.length ? "steer" : undefined);
     if (!err && files.length) att.clear();
     if (err) {
       // Give the text back so nothing typed is lost.
@@ -221,7 +222,8 @@ function Editor({ session }: { session: SessionState | null }) {
     }
     if (e.key === "Enter" && !e.shiftKey) {
       e.preventDefault();
-      void submit();
+      // Ctrl/Cmd+Enter while the agent works steers it instead of queueing.
+      void submit(busy && (e.ctrlKey || e.metaKey));
     } else if (e.key === "Escape" && stoppable) {
       e.preventDefault();
       void store.stop();
@@ -325,6 +327,11 @@ function Editor({ session }: { session: SessionState | null }) {
               <IStop size={14} /> {status === "cancelling" ? "Stopping" : "Stop"}
             </button>
           )}
+          {busy && (
+            <button type="button" class="btn btn-steer" data-testid="steer" disabled={!text.value.trim() || att.list.value.length > 0} onClick={() => void submit(true)} title="Steer: the running agent reads this after its current step (Ctrl+Enter)">
+              Steer
+            </button>
+          )}
           <button type="button" class="btn btn-primary btn-send" data-testid="send" disabled={blank || att.uploading} onClick={() => void submit()} aria-label={busy ? "Queue message" : "Send message"} title={busy ? "Queue (Enter)" : "Send (Enter)"}>
             <ISend size={16} />
           </button>
@@ -339,7 +346,7 @@ function Editor({ session }: { session: SessionState | null }) {
           </span>
         ) : (
           <span class="composer-hint" id="composer-hint">
-            <kbd>Enter</kbd> send · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line{busy && <> · <kbd>Esc</kbd> stop</>} · <kbd>/</kbd> commands
+            <kbd>Enter</kbd> send · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line{busy && <> · <kbd>Ctrl</kbd>+<kbd>Enter</kbd> steer · <kbd>Esc</kbd> stop</>} · <kbd>/</kbd> commands
           </span>
         )}
       </div>
@@ -372,6 +379,13 @@ async function runCommand(line: string, store: Store, view: ViewState): Promise<
     }
     case "stop": {
       const err = await store.stop();
+      return err ? ownError(store, err) : null;
+    }
+    case "steer": {
+      const no = needSession();
+      if (no) return no;
+      if (!arg) return "Usage: /steer <text>";
+      const err = await store.send(arg, undefined, "steer");
       return err ? ownError(store, err) : null;
     }
     case "help":

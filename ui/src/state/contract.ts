@@ -84,7 +84,9 @@ export interface Store {
   deleteSession(id: string): Promise<ActionError | null>;
   /** Sends a message to the active session; queued when busy. Attachments
    * are files uploadFiles saved. */
-  send(content: string, attachments?: Attachment[]): Promise<ActionError | null>;
+  /** Sends a message; ifBusy "steer" delivers it into the running run at
+   * its next step boundary (queued when the run ends first). */
+  send(content: string, attachments?: Attachment[], ifBusy?: "steer"): Promise<ActionError | null>;
   /** Saves files in the active session's workspace for a message to
    * attach; the error is the caller's to show (no toast). */
   /** An attachment's content, for a thumbnail (null: unavailable). */

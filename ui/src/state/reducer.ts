@@ -497,7 +497,7 @@ export const handlers: Record<EventType, Handler> = {
     const queued = !m.started.has(ev.run_id) && !TERMINAL.has(m.runs.get(ev.run_id)?.status ?? "") ? true : undefined;
     const by = p.by && p.by.kind !== "local" ? p.by.name : undefined;
     const atts = p.attachments?.length ? { attachments: p.attachments } : {};
-    const im = newItem(ev, { id: p.message_id, kind: "user", text: p.content, queued, ...(by ? { by } : {}), ...atts }, replay);
+    const im = newItem(ev, { id: p.message_id, kind: "user", text: p.content, queued, ...(by ? { by } : {}), ...atts, ...(p.steer ? { steer: true } : {}) }, replay);
     const h = m.held.get(ev.run_id);
     if (h) {
       m.byId.set(im.id, im);

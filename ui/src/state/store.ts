@@ -634,10 +634,11 @@ export function createStore(): Store & StoreInternals {
       return null;
     },
 
-    async send(content, attachments) {
+    async send(content, attachments, ifBusy) {
       const id = activeId.peek();
       if (!id) return fail({ code: "no_session", message: "Open or create a session first." });
-      const body = attachments?.length ? { content, attachments: attachments.map((a) => ({ path: a.path })) } : { content };
+      const body: Record<string, unknown> = attachments?.length ? { content, attachments: attachments.map((a) => ({ path: a.path })) } : { content };
+      if (ifBusy) body.if_busy = ifBusy;
       const r = await api.post<Run>(`/api/sessions/${id}/messages`, body);
       return r.ok ? null : fail(r.error);
     },

@@ -192,6 +192,9 @@ export interface Item {
   queued?: boolean;
   /** A user message's attached files. */
   attachments?: Attachment[];
+  /** A user message steered into a running run: it stands where the run
+   * read it, between its steps. */
+  steer?: boolean;
   /** Assistant text cut short that its resumed run answered again after
    * (folded away so nothing reads twice). */
   superseded?: boolean;
