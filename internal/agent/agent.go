@@ -39,6 +39,14 @@ type Host interface {
 	Clarify(ctx context.Context, c ClarifyAsk) (answer string, ok bool, err error)
 }
 
+// DenialNoter is a Host that knows what a person said when denying a
+// call ("do this instead"): the call's result is that, not a bare refusal.
+type DenialNoter interface {
+	// DenialNote returns the result text for the denied call, ok false
+	// when it was denied without a note.
+	DenialNote(toolCallID string) (string, bool)
+}
+
 // ApprovalAsk describes a call waiting for approval.
 type ApprovalAsk struct {
 	ToolCallID string

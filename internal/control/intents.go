@@ -466,6 +466,9 @@ func cancelInTx(ctx context.Context, tx store.Tx, r store.Run, now time.Time, re
 type Response struct {
 	Choice string
 	Answer string
+	// Note goes with a deny: what to do instead. The model receives it
+	// as the tool call's result.
+	Note string
 	// By is who answers; approval.resolved or clarify.resolved records
 	// it. nil: nobody in particular.
 	By *event.Actor
@@ -505,8 +508,12 @@ func (s *Service) Respond(ctx context.Context, requestID string, resp Response) 
 		if err != nil {
 			return err
 		}
+		note, err := validateNote(q, value, resp.Note)
+		if err != nil {
+			return err
+		}
 		now := time.Now().UTC()
-		if err := resolveInTx(ctx, tx, q, store.RequestResolved, value, now, resp.By); err != nil {
+		if err := resolveWithNote(ctx, tx, q, store.RequestResolved, value, note, now, resp.By); err != nil {
 			return err
 		}
 		if q.Kind == store.KindApproval && (value == ChoiceSession || value == ChoiceAlways) {
@@ -555,10 +562,16 @@ func validateResponse(q store.Request, resp Response) (string, error) {
 
 // resolveInTx closes a pending request and journals its resolution.
 func resolveInTx(ctx context.Context, tx store.Tx, q store.Request, status, value string, now time.Time, by *event.Actor) error {
+	return resolveWithNote(ctx, tx, q, status, value, "", now, by)
+}
+
+// resolveWithNote is resolveInTx with a deny's note, which only the
+// journal keeps (the request row keeps the choice).
+func resolveWithNote(ctx context.Context, tx store.Tx, q store.Request, status, value, note string, now time.Time, by *event.Actor) error {
 	if err := tx.ResolveRequest(ctx, q.ID, status, value, now); err != nil {
 		return err
 	}
-	typ, p := event.ClarifyResolved, event.ResolvedPayload{RequestID: q.ID, Status: status, By: by}
+	typ, p := event.ClarifyResolved, event.ResolvedPayload{RequestID: q.ID, Status: status, By: by, Note: note}
 	if q.Kind == store.KindApproval {
 		typ, p.Choice = event.ApprovalResolved, value
 	} else {

@@ -245,6 +245,9 @@ type ResolvedPayload struct {
 	// By is who answered (status resolved); absent when the request
 	// expired or was cancelled with its run.
 	By *Actor `json:"by,omitempty"`
+	// Note is what a person who denied an approval said to do instead;
+	// the model receives it as the call's result.
+	Note string `json:"note,omitempty"`
 }
 
 // ClarifyRequestedPayload is the payload of clarify.requested.

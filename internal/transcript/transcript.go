@@ -123,6 +123,8 @@ type Approval struct {
 	// token". Absent for the local user of an open loopback server, where
 	// there is nobody else to tell apart, and for expiry and cancellation.
 	By string `json:"by,omitempty"`
+	// Note is what the person who denied the call said to do instead.
+	Note string `json:"note,omitempty"`
 }
 
 // Tool call states before a result; after it, Status is the result status.
@@ -259,7 +261,7 @@ func (b *Builder) Add(e event.Event) {
 		if json.Unmarshal(e.Payload, &p) == nil {
 			if it := b.byID[p.RequestID]; it != nil && it.Tool != nil && !it.Tool.Done() {
 				if e.Type == event.ApprovalResolved {
-					it.Tool.Approval = &Approval{Outcome: approvalOutcome(p), By: answeredBy(p.By)}
+					it.Tool.Approval = &Approval{Outcome: approvalOutcome(p), By: answeredBy(p.By), Note: p.Note}
 				}
 				it.Tool.Status = ToolPending
 				it.LastEventID = e.ID

@@ -98,7 +98,7 @@ export interface Store {
   cancelRun(runId: string): Promise<ActionError | null>;
   /** Resumes an interrupted run, or retries a recovering one now. */
   resume(runId: string): Promise<ActionError | null>;
-  respond(requestId: string, body: { choice?: string; answer?: string }): Promise<ActionError | null>;
+  respond(requestId: string, body: { choice?: string; answer?: string; note?: string }): Promise<ActionError | null>;
   setModel(ref: string): Promise<ActionError | null>; // the active session's model ("" = default)
   compact(): Promise<ActionError | null>;
   enableNotifications(): Promise<void>;

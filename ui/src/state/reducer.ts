@@ -380,6 +380,7 @@ const resolved: Handler = (m, ev) => {
     ? {
       outcome: p.status === "resolved" ? p.choice || "deny" : p.status === "expired" ? "expired" : "cancelled",
       ...(p.by && p.by.kind !== "local" ? { by: p.by.name } : {}),
+      ...(p.note ? { note: p.note } : {}),
     }
     : tool.approval;
   setTool(im, ev, { status: "pending", approval });

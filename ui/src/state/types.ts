@@ -144,7 +144,7 @@ export type ToolStatus =
  * pattern is the rule's). */
 /** How an approval was settled; `by` names who answered (absent: the
  * local user, or nobody). */
-export interface ApprovalInfo { outcome: string; pattern?: string; by?: string }
+export interface ApprovalInfo { outcome: string; pattern?: string; by?: string; note?: string }
 
 export interface ToolInfo {
   tool_call_id: string; name: string; label: string; args: unknown;
