@@ -62,6 +62,8 @@ func Run(t *testing.T, open Open) {
 		{"Tokens", testTokens},
 		{"WebSessions", testWebSessions},
 		{"Checkpoints", testCheckpoints},
+		// Goals (issue 15).
+		{"Goals", testGoals},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
