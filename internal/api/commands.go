@@ -25,6 +25,8 @@ func Commands() []Command {
 		{Name: "model", Args: "<model>", Description: "Use another model for this session"},
 		{Name: "compact", Description: "Summarise older messages to free context"},
 		{Name: "title", Args: "<title>", Description: "Rename this session"},
+		// Goal → GET|PUT|DELETE /api/sessions/{id}/goal.
+		{Name: "goal", Args: "set <text> | show | pause | resume | clear", Description: "Give the session a goal the agent works towards across runs"},
 		{Name: "help", Description: "Show commands and keyboard shortcuts"},
 	}
 }

@@ -31,6 +31,10 @@ type RunQueuedPayload struct {
 	// SteerOf is the run a steer was sent to that ended before its next
 	// step boundary: the steer became this queued run instead.
 	SteerOf string `json:"steer_of,omitempty"`
+	// Continuation marks a run the session's goal started by itself after
+	// a run ended with the goal active and not met: its number among the
+	// goal's runs.
+	Continuation int `json:"continuation,omitempty"`
 }
 
 // RunStartedPayload is the payload of run.started.
@@ -91,6 +95,10 @@ type MessageUserPayload struct {
 	// delivers, so a resumed run does not deliver it twice.
 	Steer     bool   `json:"steer,omitempty"`
 	ControlID string `json:"control_id,omitempty"`
+	// Continuation: the message is the prompt of a goal's continuation
+	// run (its number among the goal's runs), written by the server, not
+	// a person.
+	Continuation int `json:"continuation,omitempty"`
 }
 
 // Attachment kinds.

@@ -51,6 +51,9 @@ type Item struct {
 	// Steer marks a user message steered into a running run: it stands
 	// where the run read it, between its steps.
 	Steer bool `json:"steer,omitempty"`
+	// Continuation is the number of the goal's run a user message starts:
+	// the server wrote it, not a person.
+	Continuation int `json:"continuation,omitempty"`
 	// By names who sent a user message (message.user's by) or stopped a
 	// run (a cancelled run_end: run.done's by), as Approval.By names who
 	// answered: absent for the local user.
@@ -177,7 +180,7 @@ func (b *Builder) Add(e event.Event) {
 	case event.MessageUser:
 		var p event.MessageUserPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
-			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content, By: answeredBy(p.By), Attachments: p.Attachments, Steer: p.Steer}, e)
+			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content, By: answeredBy(p.By), Attachments: p.Attachments, Steer: p.Steer, Continuation: p.Continuation}, e)
 		}
 	case event.MessageDelta, event.ReasoningDelta:
 		var p event.DeltaPayload
