@@ -381,6 +381,35 @@ async function runCommand(line: string, store: Store, view: ViewState): Promise<
       const err = await store.stop();
       return err ? ownError(store, err) : null;
     }
+    case "goal": {
+      const no = needSession();
+      if (no) return no;
+      const [sub, ...rest] = arg.split(/\s+/);
+      const text = rest.join(" ").trim();
+      const goal = store.active.peek()?.goal.peek();
+      let err = null;
+      switch (sub) {
+        case "set":
+          if (!text) return "Usage: /goal set <text>";
+          err = await store.putGoal({ text });
+          break;
+        case "show":
+        case "":
+          return goal && goal.status !== "cleared" ? null : "This session has no goal. Set one: /goal set <text>";
+        case "pause":
+          err = await store.putGoal({ status: "paused" });
+          break;
+        case "resume":
+          err = await store.putGoal({ status: "active" });
+          break;
+        case "clear":
+          err = await store.clearGoal();
+          break;
+        default:
+          return "Usage: /goal set <text> | show | pause | resume | clear";
+      }
+      return err ? ownError(store, err) : null;
+    }
     case "steer": {
       const no = needSession();
       if (no) return no;

@@ -84,6 +84,11 @@ export interface Store {
   deleteSession(id: string): Promise<ActionError | null>;
   /** Sends a message to the active session; queued when busy. Attachments
    * are files uploadFiles saved. */
+  /** Sets the active session's goal ({text, max_runs, …}) or its status
+   * ({status: "paused" | "active"}). */
+  putGoal(body: { text?: string; status?: string; max_runs?: number }): Promise<ActionError | null>;
+  /** Clears the active session's goal. */
+  clearGoal(): Promise<ActionError | null>;
   /** Sends a message; ifBusy "steer" delivers it into the running run at
    * its next step boundary (queued when the run ends first). */
   send(content: string, attachments?: Attachment[], ifBusy?: "steer"): Promise<ActionError | null>;
