@@ -224,7 +224,20 @@ func queueContinuation(ctx context.Context, tx store.Tx, g store.Goal, model str
 	if err != nil {
 		return err
 	}
-	return tx.TouchSession(ctx, g.SessionID, now)
+	// A session started by its goal is named after it, as after a first message.
+	sess, err := tx.GetSession(ctx, g.SessionID)
+	if err != nil {
+		return err
+	}
+	if sess.Title == "" {
+		sess.Title = titleFrom(g.Text)
+		if _, err := tx.AppendEvents(ctx, "", event.Draft{RunID: r.ID, SessionID: g.SessionID, Type: event.TitleUpdated,
+			Payload: event.TitlePayload{Title: sess.Title}}); err != nil {
+			return err
+		}
+	}
+	sess.UpdatedAt = now
+	return tx.UpdateSession(ctx, sess)
 }
 
 // GoalPrompt is the message that starts the goal's n-th run. It names the
