@@ -95,6 +95,14 @@ func TestUISteer(t *testing.T) {
 	b.typeInto(composerSel, "use tabs, not spaces")
 	b.click("[data-testid=steer]")
 	b.waitJS("the composer to clear after steering", q(composerSel)+".value === ''")
+	// While the command still runs, a phone's composer offers Stop and
+	// Steer without scrolling sideways.
+	phone := openBrowser(t, s, withWindow(375, 812))
+	phone.navigate("/s/" + sid)
+	phone.waitSessionLoaded()
+	phone.waitVisible("[data-testid=steer]")
+	phone.typeInto(composerSel, "and keep lines short")
+	shootGoals(t, phone, dir, "steer-busy-phone-light")
 	if err := os.WriteFile(filepath.Join(ws, "go.flag"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
