@@ -39,6 +39,14 @@ type Host interface {
 	Clarify(ctx context.Context, c ClarifyAsk) (answer string, ok bool, err error)
 }
 
+// DenialNoter is a Host that knows what a person said when denying a
+// call ("do this instead"): the call's result is that, not a bare refusal.
+type DenialNoter interface {
+	// DenialNote returns the result text for the denied call, ok false
+	// when it was denied without a note.
+	DenialNote(toolCallID string) (string, bool)
+}
+
 // ApprovalAsk describes a call waiting for approval.
 type ApprovalAsk struct {
 	ToolCallID string
@@ -105,6 +113,19 @@ type Loop struct {
 	// Checkpoints records the workspace before every call that may change
 	// it; nil takes none.
 	Checkpoints Checkpointer
+	// Steers returns the messages people steered into the run that it has
+	// not delivered yet; nil: none ever arrive. The loop asks at every step
+	// boundary before a model call, so a steer reaches the model after the
+	// running tool calls and without cancelling anything.
+	Steers func(ctx context.Context) ([]Steer, error)
+}
+
+// Steer is a person's message for the running run.
+type Steer struct {
+	ControlID string
+	MessageID string
+	Content   string
+	By        *event.Actor
 }
 
 // Progress is the work a run has journaled so far.
@@ -162,6 +183,9 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 			return res, h.Flush(ctx)
 		}
 		var err error
+		if msgs, err = l.deliverSteers(ctx, h, msgs); err != nil {
+			return res, err
+		}
 		if msgs, err = l.manageContext(ctx, h, w, msgs, &covered, &res.Usage); err != nil {
 			return res, err
 		}

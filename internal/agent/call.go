@@ -121,6 +121,11 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall, w 
 		case ChoiceExpired:
 			return tool.Result{Status: event.ToolDenied, Output: "Not run: the approval request expired without an answer."}, nil
 		default: // deny, and anything unexpected: approval fails closed
+			if n, ok := h.(DenialNoter); ok {
+				if text, ok := n.DenialNote(c.ID); ok {
+					return tool.Result{Status: event.ToolDenied, Output: text}, nil
+				}
+			}
 			return tool.Result{Status: event.ToolDenied, Output: "Not run: the user denied this action."}, nil
 		}
 	}

@@ -265,6 +265,10 @@ func (a *API) routes() []route {
 		{"POST /api/checkpoints/{id}/restore", a.restoreCheckpoint},
 		{"GET /api/runs/{id}/changes", a.runChanges},
 		{"POST /api/runs/{id}/revert", a.revertRun},
+		// Goals (goals.go).
+		{"GET /api/sessions/{id}/goal", a.getGoal},
+		{"PUT /api/sessions/{id}/goal", a.putGoal},
+		{"DELETE /api/sessions/{id}/goal", a.deleteGoal},
 	}
 }
 

@@ -122,7 +122,7 @@ func TestMeta(t *testing.T) {
 	if !slices.Contains(c.EventTypes, string(event.RunDone)) || !slices.Contains(c.EventTypes, string(event.MessageDelta)) {
 		t.Errorf("event_types %v lack run.done or message.delta", c.EventTypes)
 	}
-	if !slices.Equal(c.IfBusy, []string{"enqueue", "interrupt", "reject"}) || !slices.Equal(c.StreamResume, []string{"Last-Event-ID", "after"}) ||
+	if !slices.Equal(c.IfBusy, []string{"enqueue", "interrupt", "reject", "steer"}) || !slices.Equal(c.StreamResume, []string{"Last-Event-ID", "after"}) ||
 		!slices.Contains(c.ApprovalChoices, "once") || !slices.Contains(c.RunStatuses, "interrupted") {
 		t.Errorf("capabilities = %+v", c)
 	}

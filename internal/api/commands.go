@@ -20,11 +20,15 @@ func Commands() []Command {
 	return []Command{
 		{Name: "new", Description: "Start a new session"},
 		{Name: "stop", Description: "Stop the running agent"},
+		// Steer → POST /api/sessions/{id}/messages with if_busy "steer".
+		{Name: "steer", Args: "<text>", Description: "Tell the running agent something it reads after its current step"},
 		{Name: "model", Args: "<model>", Description: "Use another model for this session"},
 		{Name: "compact", Description: "Summarise older messages to free context"},
 		{Name: "branch", Description: "Branch this session into a new one from its last message"},
 		{Name: "export", Args: "[md|json]", Description: "Download this session as Markdown (default) or JSON"},
 		{Name: "title", Args: "<title>", Description: "Rename this session"},
+		// Goal → GET|PUT|DELETE /api/sessions/{id}/goal.
+		{Name: "goal", Args: "set <text> | show | pause | resume | clear", Description: "Give the session a goal the agent works towards across runs"},
 		{Name: "help", Description: "Show commands and keyboard shortcuts"},
 	}
 }

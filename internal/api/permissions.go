@@ -117,6 +117,11 @@ var routePerms = map[string]perm{
 	"POST /api/checkpoints/{id}/restore": permOperate,
 	"GET /api/runs/{id}/changes":         permRead,
 	"POST /api/runs/{id}/revert":         permOperate,
+
+	// Goals.
+	"GET /api/sessions/{id}/goal":    permRead,
+	"PUT /api/sessions/{id}/goal":    permOperate,
+	"DELETE /api/sessions/{id}/goal": permOperate,
 }
 
 // permitted checks the request's principal against the route's entry and

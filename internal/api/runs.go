@@ -165,11 +165,13 @@ func (a *API) respond(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Choice string `json:"choice"`
 		Answer string `json:"answer"`
+		// Note goes with choice deny: what to do instead.
+		Note string `json:"note"`
 	}
 	if !decode(w, r, &in) {
 		return
 	}
-	q, err := a.svc.Respond(r.Context(), qid, control.Response{Choice: in.Choice, Answer: in.Answer, By: actor(r)})
+	q, err := a.svc.Respond(r.Context(), qid, control.Response{Choice: in.Choice, Answer: in.Answer, Note: in.Note, By: actor(r)})
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -337,7 +339,7 @@ func (a *API) meta(w http.ResponseWriter, r *http.Request) {
 		"demo_model":     a.info.Demo,
 		"capabilities": map[string]any{
 			"event_types":      types,
-			"if_busy":          []string{control.IfBusyEnqueue, control.IfBusyInterrupt, control.IfBusyReject},
+			"if_busy":          []string{control.IfBusyEnqueue, control.IfBusyInterrupt, control.IfBusyReject, control.IfBusySteer},
 			"approval_choices": control.ApprovalChoices(),
 			"stream_resume":    []string{"Last-Event-ID", "after"},
 			"run_statuses":     run.All(),

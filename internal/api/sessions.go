@@ -276,14 +276,20 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ru, err := a.svc.Send(r.Context(), sid, control.Message{Content: in.Content, IfBusy: in.IfBusy, Model: in.Model, By: actor(r),
+	ru, steered, err := a.svc.Deliver(r.Context(), sid, control.Message{Content: in.Content, IfBusy: in.IfBusy, Model: in.Model, By: actor(r),
 		TraceParent: a.opt.Tracer.TraceParent(r.Context()), Attachments: atts})
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	a.opt.Tracer.TagRun(r.Context(), ru.ID)
-	a.writeRun(w, r, http.StatusAccepted, ru)
+	v, err := a.runView(r, ru, nil)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	v.Steered = steered
+	writeJSON(w, http.StatusAccepted, v)
 }
 
 // compactSession queues a run that summarises the session's older turns.

@@ -70,10 +70,13 @@ type runView struct {
 	Usage             event.UsageTotals `json:"usage"`
 	Error             *event.ErrorInfo  `json:"error,omitempty"`
 	// Waiting says what a run that does not execute waits for.
-	Waiting   *waitingView `json:"waiting,omitempty"`
-	CreatedAt event.Time   `json:"created_at"`
-	StartedAt event.Time   `json:"started_at"`
-	EndedAt   event.Time   `json:"ended_at"`
+	Waiting *waitingView `json:"waiting,omitempty"`
+	// Steered: the message sent (if_busy "steer") was stored for this
+	// running run's next step boundary rather than queued as a run.
+	Steered   bool       `json:"steered,omitempty"`
+	CreatedAt event.Time `json:"created_at"`
+	StartedAt event.Time `json:"started_at"`
+	EndedAt   event.Time `json:"ended_at"`
 }
 
 func newRunView(r store.Run, cursor int64, pending []string) runView {

@@ -265,6 +265,20 @@ const MaxAttachments = 20
 // Send starts a run for a user message, obeying IfBusy when the session
 // already has a busy run.
 func (s *Service) Send(ctx context.Context, sessionID string, m Message) (store.Run, error) {
+	r, _, err := s.Deliver(ctx, sessionID, m)
+	return r, err
+}
+
+// Deliver is Send that also reports whether the message was steered into
+// the session's running run (if_busy "steer"; the run returned is that
+// run) rather than queued as a run of its own.
+func (s *Service) Deliver(ctx context.Context, sessionID string, m Message) (store.Run, bool, error) {
+	var steered bool
+	out, err := s.deliver(ctx, sessionID, m, &steered)
+	return out, steered, err
+}
+
+func (s *Service) deliver(ctx context.Context, sessionID string, m Message, steered *bool) (store.Run, error) {
 	if strings.TrimSpace(m.Content) == "" && len(m.Attachments) == 0 {
 		return store.Run{}, errorf(CodeInvalidInput, "content must not be empty")
 	}
@@ -278,8 +292,12 @@ func (s *Service) Send(ctx context.Context, sessionID string, m Message) (store.
 	case "":
 		m.IfBusy = IfBusyEnqueue
 	case IfBusyEnqueue, IfBusyInterrupt, IfBusyReject:
+	case IfBusySteer:
+		if len(m.Attachments) > 0 {
+			return store.Run{}, errorf(CodeInvalidInput, "a steer carries text only; send attachments as a message")
+		}
 	default:
-		return store.Run{}, errorf(CodeInvalidInput, "if_busy must be one of enqueue, interrupt, reject")
+		return store.Run{}, errorf(CodeInvalidInput, "if_busy must be one of enqueue, interrupt, reject, steer")
 	}
 	var out store.Run
 	err := s.w.Do(ctx, func(tx store.Tx) error {
@@ -292,6 +310,16 @@ func (s *Service) Send(ctx context.Context, sessionID string, m Message) (store.
 			return err
 		}
 		now := time.Now().UTC()
+		if m.IfBusy == IfBusySteer {
+			if target, ok := steerTarget(runs); ok {
+				if err := steerInTx(ctx, tx, target, m, now); err != nil {
+					return err
+				}
+				*steered = true
+				out = target
+				return nil
+			}
+		}
 		priority := 0
 		for _, r := range runs {
 			if !r.Status.Busy() {
@@ -438,6 +466,9 @@ func cancelInTx(ctx context.Context, tx store.Tx, r store.Run, now time.Time, re
 type Response struct {
 	Choice string
 	Answer string
+	// Note goes with a deny: what to do instead. The model receives it
+	// as the tool call's result.
+	Note string
 	// By is who answers; approval.resolved or clarify.resolved records
 	// it. nil: nobody in particular.
 	By *event.Actor
@@ -477,8 +508,12 @@ func (s *Service) Respond(ctx context.Context, requestID string, resp Response) 
 		if err != nil {
 			return err
 		}
+		note, err := validateNote(q, value, resp.Note)
+		if err != nil {
+			return err
+		}
 		now := time.Now().UTC()
-		if err := resolveInTx(ctx, tx, q, store.RequestResolved, value, now, resp.By); err != nil {
+		if err := resolveWithNote(ctx, tx, q, store.RequestResolved, value, note, now, resp.By); err != nil {
 			return err
 		}
 		if q.Kind == store.KindApproval && (value == ChoiceSession || value == ChoiceAlways) {
@@ -527,10 +562,16 @@ func validateResponse(q store.Request, resp Response) (string, error) {
 
 // resolveInTx closes a pending request and journals its resolution.
 func resolveInTx(ctx context.Context, tx store.Tx, q store.Request, status, value string, now time.Time, by *event.Actor) error {
+	return resolveWithNote(ctx, tx, q, status, value, "", now, by)
+}
+
+// resolveWithNote is resolveInTx with a deny's note, which only the
+// journal keeps (the request row keeps the choice).
+func resolveWithNote(ctx context.Context, tx store.Tx, q store.Request, status, value, note string, now time.Time, by *event.Actor) error {
 	if err := tx.ResolveRequest(ctx, q.ID, status, value, now); err != nil {
 		return err
 	}
-	typ, p := event.ClarifyResolved, event.ResolvedPayload{RequestID: q.ID, Status: status, By: by}
+	typ, p := event.ClarifyResolved, event.ResolvedPayload{RequestID: q.ID, Status: status, By: by, Note: note}
 	if q.Kind == store.KindApproval {
 		typ, p.Choice = event.ApprovalResolved, value
 	} else {

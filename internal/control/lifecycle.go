@@ -67,6 +67,14 @@ func finishInTx(ctx context.Context, tx store.Tx, runID, fence string, o Outcome
 	if _, err := tx.AppendEvents(ctx, fence, drafts...); err != nil {
 		return err
 	}
+	// A steer the run ended before delivering is not lost: it is queued.
+	if err := queueUndelivered(ctx, tx, r, evs, now); err != nil {
+		return err
+	}
+	// The session's goal counts the run and may carry on with another.
+	if err := goalAfterRun(ctx, tx, r, o, evs, now); err != nil {
+		return err
+	}
 	r.Status, r.EndedAt, r.RunnerID, r.LeaseExpiresAt = o.Status, now, "", time.Time{}
 	if o.Error != nil {
 		r.ErrorCode, r.ErrorMessage = o.Error.Code, o.Error.Message

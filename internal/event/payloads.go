@@ -28,6 +28,13 @@ type RunQueuedPayload struct {
 	// By is who sent the message or made the control (absent in events
 	// journaled before sign-in existed, and for the system's own).
 	By *Actor `json:"by,omitempty"`
+	// SteerOf is the run a steer was sent to that ended before its next
+	// step boundary: the steer became this queued run instead.
+	SteerOf string `json:"steer_of,omitempty"`
+	// Continuation marks a run the session's goal started by itself after
+	// a run ended with the goal active and not met: its number among the
+	// goal's runs.
+	Continuation int `json:"continuation,omitempty"`
 }
 
 // RunStartedPayload is the payload of run.started.
@@ -82,6 +89,16 @@ type MessageUserPayload struct {
 	// Attachments are files the person attached, saved in the workspace:
 	// their path, type and digest, never their bytes.
 	Attachments []Attachment `json:"attachments,omitempty"`
+	// Steer marks a message sent into a running run (if_busy "steer"): it
+	// landed at a step boundary of that run, after its tool calls, and the
+	// model read it in the same run. ControlID is the stored steer it
+	// delivers, so a resumed run does not deliver it twice.
+	Steer     bool   `json:"steer,omitempty"`
+	ControlID string `json:"control_id,omitempty"`
+	// Continuation: the message is the prompt of a goal's continuation
+	// run (its number among the goal's runs), written by the server, not
+	// a person.
+	Continuation int `json:"continuation,omitempty"`
 }
 
 // Attachment kinds.
@@ -236,6 +253,9 @@ type ResolvedPayload struct {
 	// By is who answered (status resolved); absent when the request
 	// expired or was cancelled with its run.
 	By *Actor `json:"by,omitempty"`
+	// Note is what a person who denied an approval said to do instead;
+	// the model receives it as the call's result.
+	Note string `json:"note,omitempty"`
 }
 
 // ClarifyRequestedPayload is the payload of clarify.requested.

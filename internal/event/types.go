@@ -65,6 +65,11 @@ const (
 	TerminalOpened Type = "terminal.opened" // a person opened a terminal
 	TerminalClosed Type = "terminal.closed" // a terminal ended
 
+	// Goals (issue 15): the session's goal changed (set, paused, resumed,
+	// reported on, stopped by a limit, cleared). Of no run (run_id ""),
+	// heard by streams of that session.
+	GoalUpdated Type = "goal.updated"
+
 	// Resync is never journaled: a stream sends it when it cannot honour the
 	// client's cursor, so the client reloads state instead of showing a gap.
 	Resync Type = "resync"
@@ -121,6 +126,7 @@ func Catalog() []Info {
 		{GitCommitted, TierDefault, false, "a person committed in the Git panel"},
 		{TerminalOpened, TierDefault, false, "a person opened a terminal in the workspace"},
 		{TerminalClosed, TierDefault, false, "a terminal ended"},
+		{GoalUpdated, TierDefault, false, "the session's goal changed"},
 		{Resync, TierDefault, false, "stream-only: cursor cannot be honoured"},
 	}
 }
@@ -138,7 +144,7 @@ func SessionTypes() []Type { return []Type{SessionCreated, SessionUpdated, Sessi
 // types reach every tab.
 func IsSession(t Type) bool {
 	return t == SessionCreated || t == SessionUpdated || t == SessionDeleted || t == GitCommitted ||
-		t == TerminalOpened || t == TerminalClosed
+		t == TerminalOpened || t == TerminalClosed || t == GoalUpdated
 }
 
 // Runless reports whether an event of type t may be journaled without a

@@ -123,13 +123,20 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 		return agent.Result{Err: &event.ErrorInfo{Code: "model_unavailable", Message: err.Error()}}, nil
 	}
 	msgs = loadImages(sess.Workspace, msgs, m.Info.Images, m.Ref())
-	loop := agent.Loop{Provider: m.Provider, Tools: r.tools, Model: m.Model, System: r.systemPrompt(ctx),
+	tools, err := r.toolsFor(ctx, sess.ID)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	loop := agent.Loop{Provider: m.Provider, Tools: tools, Model: m.Model, System: r.systemPrompt(ctx),
 		Workspace: sess.Workspace, SessionID: sess.ID, RunID: claimed.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
 		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield,
 		Redactor: r.cfg.Redactor, Observe: r.cfg.Telemetry}
 	if queued.Kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)
+	}
+	if loop.Steers, err = r.steers(ctx, claimed.ID); err != nil {
+		return agent.Result{}, err
 	}
 	if r.cfg.Checkpoints != nil {
 		loop.Checkpoints = r.cfg.Checkpoints

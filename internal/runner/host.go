@@ -34,6 +34,9 @@ type host struct {
 	// waited is how long the person took to answer each tool call's
 	// request, from the request itself: the run was parked meanwhile.
 	waited map[string]time.Duration
+	// denials are the results of calls a person denied with a note, by
+	// tool call (agent.DenialNoter). Only the loop's goroutine uses them.
+	denials map[string]string
 }
 
 // Waited reports how long the person took to answer the request of a tool
@@ -222,6 +225,11 @@ func (h *host) Approve(ctx context.Context, a agent.ApprovalAsk) (string, error)
 	}
 	if q.Status == store.RequestExpired {
 		return agent.ChoiceExpired, nil
+	}
+	if q.Response == control.ChoiceDeny {
+		if err := h.readDenial(ctx, q); err != nil {
+			return "", err
+		}
 	}
 	return q.Response, nil
 }

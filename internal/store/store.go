@@ -202,6 +202,32 @@ type CheckpointQuery struct {
 	Limit      int // 0: no limit
 }
 
+// Goal is what a session works towards across runs (issue 15, goals): its
+// text, status, limits and what the runs under it have used so far.
+type Goal struct {
+	SessionID string
+	Text      string
+	Status    string // active, paused, met, blocked, cleared
+	// Limits; zero: none.
+	MaxRuns     int
+	MaxTokens   int64
+	MaxCostUSD  float64
+	MaxDuration time.Duration
+	// Counters of the runs that ended under the goal since it was set.
+	Runs    int
+	Tokens  int64
+	CostUSD float64
+	// Note is the agent's last report (update_goal) or why it stopped.
+	Note string
+	// Reason is why an inactive goal stopped ("met", "limit_runs", ...).
+	Reason string
+	// By is the actor as JSON (event.Actor) who set the goal last.
+	By        string
+	StartedAt time.Time // when it was set or last resumed: max_duration counts from here
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
 // SessionPage asks for one page of sessions, newest activity first.
 type SessionPage struct {
 	Limit  int
@@ -273,6 +299,10 @@ type Reader interface {
 	// ListCheckpoints lists the checkpoints q selects, oldest first (by
 	// creation, then id).
 	ListCheckpoints(ctx context.Context, q CheckpointQuery) ([]Checkpoint, error)
+
+	// Goals (issue 15): GetGoal finds a session's goal; ErrNotFound if it
+	// never had one.
+	GetGoal(ctx context.Context, sessionID string) (Goal, error)
 }
 
 // Tx is one transaction's view: reads see its own writes.
@@ -360,6 +390,11 @@ type Tx interface {
 	// InsertCheckpoint records a checkpoint of an existing session; an id
 	// taken is ErrConflict.
 	InsertCheckpoint(ctx context.Context, c Checkpoint) error
+
+	// Goals (issue 15): PutGoal writes a session's goal, replacing the one
+	// it had; an unknown session is ErrNotFound. Deleting the session
+	// deletes its goal.
+	PutGoal(ctx context.Context, g Goal) error
 }
 
 // Append is one draft to append under a fence, as Tx.AppendEvents would

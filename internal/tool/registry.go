@@ -124,6 +124,9 @@ func Builtin(cfg Config) *Registry {
 		NewRunCommand(cfg), NewProcess(cfg),
 		NewWebFetch(cfg), NewTodo(), NewClarify(),
 		NewMemory(cfg.Memory), NewSkills(cfg.Skills),
+		// Offered only in a session with an active goal: the runner takes
+		// it out of other runs (Registry.Without).
+		NewUpdateGoal(),
 	)
 }
 

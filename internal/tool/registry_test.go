@@ -15,7 +15,7 @@ import (
 func TestBuiltinRegistry(t *testing.T) {
 	r := Builtin(Config{})
 	want := []string{"clarify", "edit_file", "glob", "grep", "list_dir", "memory", "process", "read_file",
-		"run_command", "skills", "todo", "web_fetch", "write_file"}
+		"run_command", "skills", "todo", "update_goal", "web_fetch", "write_file"}
 	if got := r.Names(); !slices.Equal(got, want) {
 		t.Fatalf("names %q", got)
 	}

@@ -48,6 +48,12 @@ type Item struct {
 	Queued bool `json:"queued,omitempty"`
 	// Attachments of a user message: files saved in the workspace.
 	Attachments []event.Attachment `json:"attachments,omitempty"`
+	// Steer marks a user message steered into a running run: it stands
+	// where the run read it, between its steps.
+	Steer bool `json:"steer,omitempty"`
+	// Continuation is the number of the goal's run a user message starts:
+	// the server wrote it, not a person.
+	Continuation int `json:"continuation,omitempty"`
 	// By names who sent a user message (message.user's by) or stopped a
 	// run (a cancelled run_end: run.done's by), as Approval.By names who
 	// answered: absent for the local user.
@@ -123,6 +129,8 @@ type Approval struct {
 	// token". Absent for the local user of an open loopback server, where
 	// there is nobody else to tell apart, and for expiry and cancellation.
 	By string `json:"by,omitempty"`
+	// Note is what the person who denied the call said to do instead.
+	Note string `json:"note,omitempty"`
 }
 
 // Tool call states before a result; after it, Status is the result status.
@@ -178,7 +186,7 @@ func (b *Builder) Add(e event.Event) {
 	case event.MessageUser:
 		var p event.MessageUserPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
-			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content, By: answeredBy(p.By), Attachments: p.Attachments}, e)
+			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content, By: answeredBy(p.By), Attachments: p.Attachments, Steer: p.Steer, Continuation: p.Continuation}, e)
 		}
 	case event.MessageDelta, event.ReasoningDelta:
 		var p event.DeltaPayload
@@ -262,7 +270,7 @@ func (b *Builder) Add(e event.Event) {
 		if json.Unmarshal(e.Payload, &p) == nil {
 			if it := b.byID[p.RequestID]; it != nil && it.Tool != nil && !it.Tool.Done() {
 				if e.Type == event.ApprovalResolved {
-					it.Tool.Approval = &Approval{Outcome: approvalOutcome(p), By: answeredBy(p.By)}
+					it.Tool.Approval = &Approval{Outcome: approvalOutcome(p), By: answeredBy(p.By), Note: p.Note}
 				}
 				it.Tool.Status = ToolPending
 				it.LastEventID = e.ID

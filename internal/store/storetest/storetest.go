@@ -64,6 +64,8 @@ func Run(t *testing.T, open Open) {
 		{"Checkpoints", testCheckpoints},
 		// Issue 15, branch.
 		{"SessionLineage", testSessionLineage},
+		// Goals (issue 15).
+		{"Goals", testGoals},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -11,6 +11,7 @@ import { Transcript } from "../transcript/Transcript";
 import { PasswordDialog } from "./Account";
 import { Composer } from "./Composer";
 import { ConfirmDialog } from "./Dialog";
+import { GoalBar } from "./GoalBar";
 import { Header } from "./Header";
 import { RunnerBanner } from "./RunnerBanner";
 import { isMac } from "./format";
@@ -99,6 +100,7 @@ function Shell() {
         {page === "tokens" ? <TokensPage /> : page === "users" ? <UsersPage /> : (
           <>
             <Header />
+            <GoalBar session={s} />
             <RunnerBanner />
             <div class="main-body">
               {s ? <Transcript session={s} /> : <EmptyState />}

@@ -144,7 +144,8 @@ function Editor({ session }: { session: SessionState | null }) {
     if (error.value) error.value = null;
   };
 
-  const submit = async () => {
+  // steer: deliver into the running run at its next step (text only).
+  const submit = async (steer = false) => {
     const raw = text.value;
     const files = att.ready;
     if (att.uploading) return;
@@ -173,7 +174,7 @@ function Editor({ session }: { session: SessionState | null }) {
     // Sending while scrolled up: jump to the bottom to follow the answer.
     const target = store.activeId.peek();
     if (target) requestTranscriptPin(target);
-    const err = await store.send(content, files);
+    const err = await store.send(content, files, steer && !files.length ? "steer" : undefined);
     if (!err && files.length) att.clear();
     if (err) {
       // Give the text back so nothing typed is lost.
@@ -222,7 +223,8 @@ function Editor({ session }: { session: SessionState | null }) {
     }
     if (e.key === "Enter" && !e.shiftKey) {
       e.preventDefault();
-      void submit();
+      // Ctrl/Cmd+Enter while the agent works steers it instead of queueing.
+      void submit(busy && (e.ctrlKey || e.metaKey));
     } else if (e.key === "Escape" && stoppable) {
       e.preventDefault();
       void store.stop();
@@ -326,6 +328,11 @@ function Editor({ session }: { session: SessionState | null }) {
               <IStop size={14} /> {status === "cancelling" ? "Stopping" : "Stop"}
             </button>
           )}
+          {busy && (
+            <button type="button" class="btn btn-steer" data-testid="steer" disabled={!text.value.trim() || att.list.value.length > 0} onClick={() => void submit(true)} title="Steer: the running agent reads this after its current step (Ctrl+Enter)">
+              Steer
+            </button>
+          )}
           <button type="button" class="btn btn-primary btn-send" data-testid="send" disabled={blank || att.uploading} onClick={() => void submit()} aria-label={busy ? "Queue message" : "Send message"} title={busy ? "Queue (Enter)" : "Send (Enter)"}>
             <ISend size={16} />
           </button>
@@ -340,7 +347,7 @@ function Editor({ session }: { session: SessionState | null }) {
           </span>
         ) : (
           <span class="composer-hint" id="composer-hint">
-            <kbd>Enter</kbd> send · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line{busy && <> · <kbd>Esc</kbd> stop</>} · <kbd>/</kbd> commands
+            <kbd>Enter</kbd> send · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line{busy && <> · <kbd>Ctrl</kbd>+<kbd>Enter</kbd> steer · <kbd>Esc</kbd> stop</>} · <kbd>/</kbd> commands
           </span>
         )}
       </div>
@@ -373,6 +380,42 @@ async function runCommand(line: string, store: Store, view: ViewState): Promise<
     }
     case "stop": {
       const err = await store.stop();
+      return err ? ownError(store, err) : null;
+    }
+    case "goal": {
+      const no = needSession();
+      if (no) return no;
+      const [sub, ...rest] = arg.split(/\s+/);
+      const text = rest.join(" ").trim();
+      const goal = store.active.peek()?.goal.peek();
+      let err = null;
+      switch (sub) {
+        case "set":
+          if (!text) return "Usage: /goal set <text>";
+          err = await store.putGoal({ text });
+          break;
+        case "show":
+        case "":
+          return goal && goal.status !== "cleared" ? null : "This session has no goal. Set one: /goal set <text>";
+        case "pause":
+          err = await store.putGoal({ status: "paused" });
+          break;
+        case "resume":
+          err = await store.putGoal({ status: "active" });
+          break;
+        case "clear":
+          err = await store.clearGoal();
+          break;
+        default:
+          return "Usage: /goal set <text> | show | pause | resume | clear";
+      }
+      return err ? ownError(store, err) : null;
+    }
+    case "steer": {
+      const no = needSession();
+      if (no) return no;
+      if (!arg) return "Usage: /steer <text>";
+      const err = await store.send(arg, undefined, "steer");
       return err ? ownError(store, err) : null;
     }
     case "help":

@@ -84,7 +84,14 @@ export interface Store {
   deleteSession(id: string): Promise<ActionError | null>;
   /** Sends a message to the active session; queued when busy. Attachments
    * are files uploadFiles saved. */
-  send(content: string, attachments?: Attachment[]): Promise<ActionError | null>;
+  /** Sets the active session's goal ({text, max_runs, …}) or its status
+   * ({status: "paused" | "active"}). */
+  putGoal(body: { text?: string; status?: string; max_runs?: number }): Promise<ActionError | null>;
+  /** Clears the active session's goal. */
+  clearGoal(): Promise<ActionError | null>;
+  /** Sends a message; ifBusy "steer" delivers it into the running run at
+   * its next step boundary (queued when the run ends first). */
+  send(content: string, attachments?: Attachment[], ifBusy?: "steer"): Promise<ActionError | null>;
   /** Saves files in the active session's workspace for a message to
    * attach; the error is the caller's to show (no toast). */
   /** An attachment's content, for a thumbnail (null: unavailable). */
@@ -96,7 +103,7 @@ export interface Store {
   cancelRun(runId: string): Promise<ActionError | null>;
   /** Resumes an interrupted run, or retries a recovering one now. */
   resume(runId: string): Promise<ActionError | null>;
-  respond(requestId: string, body: { choice?: string; answer?: string }): Promise<ActionError | null>;
+  respond(requestId: string, body: { choice?: string; answer?: string; note?: string }): Promise<ActionError | null>;
   setModel(ref: string): Promise<ActionError | null>; // the active session's model ("" = default)
   compact(): Promise<ActionError | null>;
   /** Branches the active session after the item, and opens the branch. */

@@ -10,7 +10,7 @@ export interface RunStartedP { attempt: number; model: string; provider: string;
  * is which automatic retry comes next, 1-based). */
 export interface RunStatusP { status: string; reason?: string; retry?: number; max_retries?: number; retry_at?: string }
 export interface RunDoneP { status: string; error?: ErrorInfo; usage?: UsageTotals; by?: ActorP }
-export interface MessageUserP { message_id: string; content: string; by?: ActorP; attachments?: Attachment[] }
+export interface MessageUserP { message_id: string; content: string; by?: ActorP; attachments?: Attachment[]; steer?: boolean; continuation?: number }
 export interface DeltaP { id: string; turn_id: string; delta: string }
 /** duration_ms: reasoning.done only, how long the model reasoned. */
 export interface DoneP { id: string; turn_id: string; text: string; signature?: string; redacted?: string; partial?: boolean; duration_ms?: number }
@@ -27,7 +27,7 @@ export interface ApprovalRequestedP extends RequestedP { tool: string; action: s
 export interface ClarifyRequestedP extends RequestedP { question: string; choices?: string[]; expires_at: string | null }
 /** Who made a control (docs/EVENTS.md "by"). */
 export interface ActorP { kind: "user" | "token" | "server_token" | "local"; name: string; user_id?: string; token_id?: string }
-export interface ResolvedP { request_id: string; status: string; choice?: string; answer?: string; by?: ActorP }
+export interface ResolvedP { request_id: string; status: string; choice?: string; answer?: string; by?: ActorP; note?: string }
 export interface TodoP { tool_call_id: string; items: TodoItem[] }
 export interface ContextWarningP { estimated_tokens: number; context_window: number; ratio: number; threshold: number }
 export interface CompactedP {

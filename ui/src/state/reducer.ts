@@ -13,6 +13,7 @@ import { signal } from "@preact/signals";
 import * as A from "./activity";
 import type * as P from "./payloads";
 import type {
+  Goal,
   ActivityNode, Envelope, EventType, Item, ItemModel, Run, RunStatus, SessionState, Snapshot, ToolInfo, UsageTotals,
 } from "./types";
 
@@ -100,6 +101,7 @@ export function newSessionModel(id: string): SessionModel {
       usage: signal({ total: zeroUsage(), contextTokens: 0, contextWindow: 0, model: "", provider: "", demo: false }),
       loaded: signal(false),
       lastCommit: signal(""),
+      goal: signal(null),
       cursor: 0,
       checkpoints: signal(0),
     },
@@ -384,6 +386,7 @@ const resolved: Handler = (m, ev) => {
     ? {
       outcome: p.status === "resolved" ? p.choice || "deny" : p.status === "expired" ? "expired" : "cancelled",
       ...(p.by && p.by.kind !== "local" ? { by: p.by.name } : {}),
+      ...(p.note ? { note: p.note } : {}),
     }
     : tool.approval;
   setTool(im, ev, { status: "pending", approval });
@@ -501,7 +504,7 @@ export const handlers: Record<EventType, Handler> = {
     const queued = !m.started.has(ev.run_id) && !TERMINAL.has(m.runs.get(ev.run_id)?.status ?? "") ? true : undefined;
     const by = p.by && p.by.kind !== "local" ? p.by.name : undefined;
     const atts = p.attachments?.length ? { attachments: p.attachments } : {};
-    const im = newItem(ev, { id: p.message_id, kind: "user", text: p.content, queued, ...(by ? { by } : {}), ...atts }, replay);
+    const im = newItem(ev, { id: p.message_id, kind: "user", text: p.content, queued, ...(by ? { by } : {}), ...atts, ...(p.steer ? { steer: true } : {}), ...(p.continuation ? { continuation: p.continuation } : {}) }, replay);
     const h = m.held.get(ev.run_id);
     if (h) {
       m.byId.set(im.id, im);
@@ -636,6 +639,10 @@ export const handlers: Record<EventType, Handler> = {
     const p = ev.payload as P.DiagnosticP;
     notice(m, ev, p.level, p.code, p.message, replay, p.details);
     if (p.code === "auto_approved") autoApproved(m, ev, p);
+  },
+  "goal.updated": (m, ev) => {
+    // The goal as it is now: the header's goal bar shows it.
+    m.state.goal.value = ev.payload as Goal;
   },
   "git.committed": (m, ev) => {
     // Not in the transcript: the Git tab reloads on it.

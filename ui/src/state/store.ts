@@ -46,6 +46,7 @@ import { createHealthWatch } from "./health";
 import { mergeFirstPage, mergePage, sortSessions } from "./sessionList";
 import { loadToken, saveToken } from "./token";
 import type {
+  Goal,
   Attachment, Command, Connection, Envelope, EventType, Health, HumanRequest, Run, Session, Snapshot,
   SessionCreatedP, SessionDeletedP, SessionEventType, SessionUpdatedP,
 } from "./types";
@@ -545,6 +546,10 @@ export function createStore(): Store & StoreInternals {
       loadSnapshot(m, msgs.value, runs.value.runs, env);
       if (activeId.peek() === id) activeModel.value = m;
     });
+    // The goal is not in the snapshot; goal.updated keeps it live after.
+    void api.get<Goal>(`/api/sessions/${id}/goal`).then((g) => {
+      if (seq === loadSeq) m.state.goal.value = g.ok ? g.value : null;
+    });
     // Resume from the snapshot, or from where the tab's stream was if that
     // is older: lifecycle events of other sessions in between still count.
     const seen = Math.max(stream.lastId(), listCursor);
@@ -634,10 +639,31 @@ export function createStore(): Store & StoreInternals {
       return null;
     },
 
-    async send(content, attachments) {
+    async putGoal(body) {
       const id = activeId.peek();
       if (!id) return fail({ code: "no_session", message: "Open or create a session first." });
-      const body = attachments?.length ? { content, attachments: attachments.map((a) => ({ path: a.path })) } : { content };
+      const r = await api.request<Goal>("PUT", `/api/sessions/${id}/goal`, body);
+      if (!r.ok) return fail(r.error);
+      const m = cache.get(id);
+      if (m) m.state.goal.value = r.value;
+      return null;
+    },
+
+    async clearGoal() {
+      const id = activeId.peek();
+      if (!id) return fail({ code: "no_session", message: "Open or create a session first." });
+      const r = await api.request<Goal>("DELETE", `/api/sessions/${id}/goal`);
+      if (!r.ok) return fail(r.error);
+      const m = cache.get(id);
+      if (m) m.state.goal.value = r.value;
+      return null;
+    },
+
+    async send(content, attachments, ifBusy) {
+      const id = activeId.peek();
+      if (!id) return fail({ code: "no_session", message: "Open or create a session first." });
+      const body: Record<string, unknown> = attachments?.length ? { content, attachments: attachments.map((a) => ({ path: a.path })) } : { content };
+      if (ifBusy) body.if_busy = ifBusy;
       const r = await api.post<Run>(`/api/sessions/${id}/messages`, body);
       return r.ok ? null : fail(r.error);
     },

@@ -22,7 +22,8 @@ export type EventType =
   | "todo.updated" | "context.warning" | "context.compacted"
   | "checkpoint.created" | "checkpoint.restored"
   | "diagnostic" | "resync"
-  | "git.committed" | "terminal.opened" | "terminal.closed";
+  | "git.committed" | "terminal.opened" | "terminal.closed"
+  | "goal.updated";
 
 /** Session lifecycle: events of no run (run_id ""), which the store applies
  * to the sessions list. GET /api/events carries them from every session. */
@@ -147,7 +148,7 @@ export type ToolStatus =
  * pattern is the rule's). */
 /** How an approval was settled; `by` names who answered (absent: the
  * local user, or nobody). */
-export interface ApprovalInfo { outcome: string; pattern?: string; by?: string }
+export interface ApprovalInfo { outcome: string; pattern?: string; by?: string; note?: string }
 
 export interface ToolInfo {
   tool_call_id: string; name: string; label: string; args: unknown;
@@ -198,6 +199,11 @@ export interface Item {
   queued?: boolean;
   /** A user message's attached files. */
   attachments?: Attachment[];
+  /** A user message steered into a running run: it stands where the run
+   * read it, between its steps. */
+  steer?: boolean;
+  /** A goal's run prompt (written by the server): its number. */
+  continuation?: number;
   /** Assistant text cut short that its resumed run answered again after
    * (folded away so nothing reads twice). */
   superseded?: boolean;
@@ -243,6 +249,14 @@ export interface ActivityNode {
 
 // ---- Per-session live state ----------------------------------------------
 
+/** A session's goal: what its runs work towards (GET /api/sessions/{id}/goal,
+ * goal.updated). Limits of 0 mean none. */
+export interface Goal {
+  text: string; status: "active" | "paused" | "met" | "blocked" | "cleared";
+  max_runs?: number; max_tokens?: number; max_cost_usd?: number; max_duration_ms?: number;
+  runs: number; tokens: number; cost_usd: number; note?: string; reason?: string;
+}
+
 export interface TodoItem { id: string; content: string; status: "pending" | "in_progress" | "done" | "cancelled" }
 
 export interface SessionState {
@@ -262,6 +276,8 @@ export interface SessionState {
   /** The hash of the last git.committed heard (live or replayed): the Git
    * tab reloads when it moves. */
   lastCommit: Signal<string>;
+  /** The session's goal (GET …/goal, then goal.updated); null: none. */
+  goal: Signal<Goal | null>;
   /** Highest event id applied to this session. */
   cursor: number;
   /** Counts checkpoint.created and checkpoint.restored events seen live:

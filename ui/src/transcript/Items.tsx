@@ -78,7 +78,13 @@ function UserMessage({ item }: { item: Item }) {
   // Someone else's message is signed with their name; one's own is not.
   const me = useStore().account.me.value?.principal?.name;
   return (
-    <div class="msg-user">
+    <div class={"msg-user" + (item.steer || item.continuation ? " msg-steer" : "")} data-steer={item.steer ? "true" : undefined} data-continuation={item.continuation || undefined}>
+      {item.steer && <div class="msg-steer-note" data-testid="steer-note">Steered into the running turn</div>}
+      {item.continuation && (
+        <div class="msg-steer-note" data-testid="continuation-note">
+          {item.continuation === 1 ? "Goal: first run" : `Goal: continuation ${item.continuation}`}
+        </div>
+      )}
       {item.by && item.by !== me && <div class="msg-author" data-testid="message-author">{item.by}</div>}
       {item.text ? <MessageActions item={item} /> : null}
       {item.attachments?.length ? (

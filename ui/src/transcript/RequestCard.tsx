@@ -27,7 +27,7 @@ export function approvalText(a: ApprovalInfo, me?: string): string {
     case "once": return `allowed once by ${who}`;
     case "session": return `allowed for this session by ${who}`;
     case "always": return `always allowed by ${who}`;
-    case "deny": return `denied by ${who}`;
+    case "deny": return a.note ? `denied by ${who}: “${a.note}”` : `denied by ${who}`;
     case "expired": return "expired";
     case "cancelled": return "cancelled";
     case "rule": return a.pattern ? `allowed by rule ${a.pattern}` : "allowed by a remembered rule";
@@ -107,7 +107,7 @@ function useRespond(req: HumanRequest) {
   const [sending, setSending] = useState<string | null>(null);
   const [sent, setSent] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const respond = async (body: { choice?: string; answer?: string }, key: string) => {
+  const respond = async (body: { choice?: string; answer?: string; note?: string }, key: string) => {
     if (sending || sent) return;
     setSending(key);
     setError(null);
@@ -134,6 +134,9 @@ function ReadOnlyNote() {
 function ApprovalBody({ req, p }: { req: HumanRequest; p: ApprovalPrompt }) {
   const { respond, sending, locked, sent, error, operate } = useRespond(req);
   const remembers = p.pattern && p.choices.some((c) => c === "session" || c === "always");
+  // "Deny with note…": the note is what the agent gets instead of a bare no.
+  const [noting, setNoting] = useState(false);
+  const [note, setNote] = useState("");
   return (
     <>
       <div class="req-head">
@@ -160,7 +163,39 @@ function ApprovalBody({ req, p }: { req: HumanRequest; p: ApprovalPrompt }) {
             {CHOICE_LABELS[c] ?? c}
           </button>
         ))}
+        {p.choices.includes("deny") && !noting && (
+          <button type="button" class="rc-btn rc-secondary" data-testid="deny-note-open" disabled={locked} onClick={() => setNoting(true)}>
+            Deny with note…
+          </button>
+        )}
       </div>}
+      {operate && noting && (
+        <form
+          class="req-free req-deny-note"
+          data-testid="deny-note"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (note.trim()) void respond({ choice: "deny", note: note.trim() }, "deny-note");
+          }}
+        >
+          <input
+            type="text"
+            class="rc-input"
+            data-testid="deny-note-input"
+            aria-label="What the agent should do instead"
+            placeholder="Do this instead…"
+            value={note}
+            disabled={locked}
+            onInput={(e) => setNote((e.target as HTMLInputElement).value)}
+            autoFocus
+          />
+          <button type="submit" class="rc-btn rc-danger" data-testid="deny-note-send" disabled={locked || !note.trim()} aria-busy={sending === "deny-note" ? "true" : undefined}>
+            {sending === "deny-note" && <span class="t-spin" aria-hidden="true" />}
+            Deny
+          </button>
+          <button type="button" class="rc-btn rc-secondary" disabled={locked} onClick={() => setNoting(false)}>Cancel</button>
+        </form>
+      )}
       {operate && remembers && (
         <div class="req-pattern">
           “Allow for this session” and “Always allow” remember <code>{p.pattern}</code>
