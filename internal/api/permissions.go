@@ -73,6 +73,12 @@ var routePerms = map[string]perm{
 	"POST /api/runs/{id}/cancel":       permOperate,
 	"POST /api/runs/{id}/resume":       permOperate,
 	"GET /api/runs/{id}/events":        permRead,
+	// Versions of a conversation.
+	"POST /api/runs/{id}/retry":        permOperate,
+	"POST /api/runs/{id}/continue":     permOperate,
+	"POST /api/sessions/{id}/edit":     permOperate,
+	"POST /api/sessions/{id}/undo":     permOperate,
+	"POST /api/sessions/{id}/versions": permOperate,
 	"GET /api/requests":                permRead,
 	"GET /api/requests/{id}":           permRead,
 	"POST /api/requests/{id}/respond":  permOperate,

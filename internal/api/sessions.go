@@ -234,11 +234,11 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	ids := make([]string, len(runs))
-	for i, ru := range runs {
-		ids[i] = ru.ID
-	}
-	snap := transcript.FoldSession(evs, ids)
+	// Only the version on screen: the conversation's end and its
+	// ancestors (issue 15; a journal without versions is every run).
+	tree := transcript.Versions(evs)
+	snap := transcript.FoldSession(evs, tree.Path(tree.Leaf))
+	tree.MarkVersions(snap.Items)
 	if snap.Items == nil {
 		snap.Items = []transcript.Item{}
 	}

@@ -195,18 +195,13 @@ func (r *Runner) systemPrompt(ctx context.Context) string {
 func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, event.RunQueuedPayload, agent.Progress, string, error) {
 	var done agent.Progress
 	var queued event.RunQueuedPayload
-	runs, err := r.st.SessionRuns(ctx, claimed.SessionID)
-	if err != nil {
-		return nil, queued, done, "", err
-	}
 	evs, err := r.st.Events(ctx, store.EventQuery{SessionID: claimed.SessionID})
 	if err != nil {
 		return nil, queued, done, "", err
 	}
-	ids := make([]string, len(runs))
-	for i, ru := range runs {
-		ids[i] = ru.ID
-	}
+	// The model sees the conversation this run continues: its ancestors
+	// in the session's tree of versions, not every run (issue 15).
+	ids := transcript.Versions(evs).Path(claimed.ID)
 	var own []event.Event
 	for _, e := range evs {
 		if e.RunID != claimed.ID {

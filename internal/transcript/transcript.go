@@ -73,6 +73,9 @@ type Item struct {
 	Level   string         `json:"level,omitempty"`
 	Code    string         `json:"code,omitempty"`
 	Details map[string]any `json:"details,omitempty"`
+	// Versions: on a person's message whose run has other versions (a
+	// retry, an edit), which one this is (issue 15).
+	Versions *Version `json:"versions,omitempty"`
 	// LastEventID is the newest event folded into this item.
 	LastEventID int64 `json:"last_event_id"`
 }
