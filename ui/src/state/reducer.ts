@@ -626,6 +626,9 @@ export const handlers: Record<EventType, Handler> = {
   // either); the Terminal tab follows its own socket.
   "terminal.opened": () => {},
   "terminal.closed": () => {},
+  // Another version of the conversation is on screen: the store reloads
+  // the session's snapshot, which the server folds along the new branch.
+  "version.selected": () => {},
 };
 
 /** Applies one envelope of this session. Events at or below the cursor are

@@ -22,7 +22,8 @@ export type EventType =
   | "todo.updated" | "context.warning" | "context.compacted"
   | "checkpoint.created" | "checkpoint.restored"
   | "diagnostic" | "resync"
-  | "git.committed" | "terminal.opened" | "terminal.closed";
+  | "git.committed" | "terminal.opened" | "terminal.closed"
+  | "version.selected";
 
 /** Session lifecycle: events of no run (run_id ""), which the store applies
  * to the sessions list. GET /api/events carries them from every session. */
@@ -192,6 +193,9 @@ export interface Item {
   queued?: boolean;
   /** A user message's attached files. */
   attachments?: Attachment[];
+  /** A user message whose run has other versions (retry, edit): which one
+   * is shown, of how many (issue 15). */
+  versions?: { index: number; count: number; runs: string[] };
   /** Assistant text cut short that its resumed run answered again after
    * (folded away so nothing reads twice). */
   superseded?: boolean;

@@ -10,6 +10,7 @@ import { useStore } from "../state/context";
 import { copyText, Markdown } from "./MarkdownView";
 import { ToolCard } from "./ToolCard";
 import { QueuedNote } from "./Waiting";
+import { ContinueButton, EditMessage, UserVersionActions, VersionNav } from "./Versions";
 import { IconAlert, IconBrain, IconChevron, IconInfo, IconLayers, IconPlay, IconStop } from "./icons";
 import { recoveringText, tokens } from "../shell/format";
 import { useRetryTick } from "../shell/useRetryTick";
@@ -40,7 +41,7 @@ function when(t: number): string {
 /** A message's time and its Copy button (the text as written: markdown
  * for the agent's). Shown on hover or keyboard focus; the button is always
  * in the tab order. */
-function MessageActions({ item }: { item: Item }) {
+function MessageActions({ item, children }: { item: Item; children?: ComponentChildren }) {
   const [copied, setCopied] = useState<boolean | null>(null);
   useEffect(() => {
     if (copied === null) return;
@@ -61,6 +62,7 @@ function MessageActions({ item }: { item: Item }) {
       >
         {copied ? <ICheck size={14} /> : <ICopy size={14} />}
       </button>
+      {children}
       {t != null && (
         <time class="msg-time" data-testid="message-time" dateTime={item.created_at} title={new Date(t).toLocaleString()}>
           {when(t)}
@@ -74,10 +76,13 @@ function MessageActions({ item }: { item: Item }) {
 function UserMessage({ item }: { item: Item }) {
   // Someone else's message is signed with their name; one's own is not.
   const me = useStore().account.me.value?.principal?.name;
+  const [editing, setEditing] = useState(false);
+  if (editing) return <EditMessage item={item} onDone={() => setEditing(false)} />;
   return (
     <div class="msg-user">
       {item.by && item.by !== me && <div class="msg-author" data-testid="message-author">{item.by}</div>}
-      {item.text ? <MessageActions item={item} /> : null}
+      {item.versions && <VersionNav item={item} />}
+      {item.text ? <MessageActions item={item}><UserVersionActions item={item} onEdit={() => setEditing(true)} /></MessageActions> : null}
       {item.attachments?.length ? (
         <div class="msg-user-body">
           {item.text ? <div class="bubble">{item.text}</div> : null}
@@ -108,7 +113,7 @@ function AssistantMessage({ item }: { item: Item }) {
   return (
     <div class="msg-assistant">
       {text ? <Markdown text={text} streaming={open} /> : open ? <span class="typing" aria-label="Writing"><i /><i /><i /></span> : null}
-      {(item.partial || stalled) && <div class="cut-note">Cut short</div>}
+      {(item.partial || stalled) && <div class="cut-note">Cut short {item.partial && <ContinueButton runId={item.run_id} />}</div>}
       {text ? <MessageActions item={item} /> : null}
     </div>
   );
