@@ -683,7 +683,9 @@ export function loadSnapshot(m: SessionModel, snap: Snapshot, runs: Run[], env: 
     if (it.tool) it.tool = { ...it.tool, started_ms: Date.parse(it.created_at) };
     const old = prev.get(it.id);
     let im: ItemModel;
-    if (old && old.sig.peek().last_event_id === it.last_event_id && old.sig.peek().kind === it.kind) im = old;
+    // Versions are not in any event of the item: the live item lacks what
+    // the server's fold adds (issue 15), so a differing count replaces it.
+    if (old && old.sig.peek().last_event_id === it.last_event_id && old.sig.peek().kind === it.kind && sameVersions(old.sig.peek(), it)) im = old;
     else if (old) {
       old.sig.value = it;
       im = old;
@@ -711,3 +713,8 @@ export function loadSnapshot(m: SessionModel, snap: Snapshot, runs: Run[], env: 
 }
 
 export const isTerminal = (status: string) => TERMINAL.has(status);
+
+/** Whether two folds of an item show the same version of its message. */
+function sameVersions(a: Item, b: Item): boolean {
+  return a.versions?.index === b.versions?.index && a.versions?.count === b.versions?.count;
+}

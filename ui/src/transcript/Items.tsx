@@ -81,8 +81,8 @@ function UserMessage({ item }: { item: Item }) {
   return (
     <div class="msg-user">
       {item.by && item.by !== me && <div class="msg-author" data-testid="message-author">{item.by}</div>}
-      {item.versions && <VersionNav item={item} />}
       {item.text ? <MessageActions item={item}><UserVersionActions item={item} onEdit={() => setEditing(true)} /></MessageActions> : null}
+      {item.versions && <VersionNav item={item} />}
       {item.attachments?.length ? (
         <div class="msg-user-body">
           {item.text ? <div class="bubble">{item.text}</div> : null}
