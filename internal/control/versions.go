@@ -199,7 +199,9 @@ func (s *Service) Continue(ctx context.Context, runID string, by *event.Actor) (
 		if last < 0 || items[last].Kind != transcript.KindAssistant || items[last].Text == "" {
 			return &Error{Code: CodeNothingToContinue, Message: "the conversation does not end with an answer to go on from", Details: map[string]any{"run_id": runID}}
 		}
-		out, err = s.queue(ctx, tx, v, event.RunQueuedPayload{Kind: RunKindContinue, Model: old.Model, By: by}, nil)
+		// Its input names what it does, so lists and the activity tree (which
+		// take a run without input for a compaction) label it truly.
+		out, err = s.queue(ctx, tx, v, event.RunQueuedPayload{Kind: RunKindContinue, Input: "/continue", Model: old.Model, By: by}, nil)
 		return err
 	})
 	return out, err
