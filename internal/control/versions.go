@@ -79,6 +79,25 @@ func (v versionsView) userMessage(runID string) (event.MessageUserPayload, bool)
 	return event.MessageUserPayload{}, false
 }
 
+// withdrawn reports a run cancelled before any runner took it (a queued
+// message the person removed): it shows nothing, so it is no turn to undo.
+func (v versionsView) withdrawn(runID string) bool {
+	started, cancelled := false, false
+	for _, e := range v.evs {
+		if e.RunID != runID {
+			continue
+		}
+		switch e.Type {
+		case event.RunStarted:
+			started = true
+		case event.RunDone:
+			var p event.RunDonePayload
+			cancelled = json.Unmarshal(e.Payload, &p) == nil && p.Status == "cancelled"
+		}
+	}
+	return cancelled && !started
+}
+
 // queue inserts a run and its run.queued (and message.user, when m is set).
 func (s *Service) queue(ctx context.Context, tx store.Tx, v versionsView, q event.RunQueuedPayload, m *event.MessageUserPayload) (store.Run, error) {
 	if q.Model == "" {
@@ -248,7 +267,7 @@ func (s *Service) Undo(ctx context.Context, sessionID string, turns int, by *eve
 		path := v.tree.Path(v.tree.Leaf)
 		n, cut := 0, -1
 		for i := len(path) - 1; i >= 0 && n < turns; i-- {
-			if _, ok := v.userMessage(path[i]); ok {
+			if _, ok := v.userMessage(path[i]); ok && !v.withdrawn(path[i]) {
 				n, cut = n+1, i
 			}
 		}
