@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
@@ -15,6 +16,8 @@ import (
 // model's history — is the end and its ancestors. A journal without
 // either is a line: every run follows the one before, as it always did.
 
+var versionOfKey = []byte(`"version_of"`)
+
 // Tree is the fold of a session's runs into versions.
 type Tree struct {
 	parent   map[string]string
@@ -22,9 +25,11 @@ type Tree struct {
 	// Leaf is the conversation's end ("" before the first run or after
 	// every turn was undone).
 	Leaf string
-	// last is, for a run, the newest end at or below it: switching to a
-	// version shows where that branch was left.
-	last map[string]string
+	// ends are the conversation's ends in the order they were set:
+	// switching to a version shows where that branch was last left. Kept
+	// as a list and searched only by a switch (EndBelow), so reading a
+	// transcript stays linear in the number of runs.
+	ends []string
 	// LastUndo is the newest undo still restorable: the end it left
 	// (From) while the conversation still ends where it put it.
 	LastUndo *event.VersionSelectedPayload
@@ -32,15 +37,21 @@ type Tree struct {
 
 // Versions folds the session's run.queued and version.selected events.
 func Versions(evs []event.Event) *Tree {
-	t := &Tree{parent: map[string]string{}, children: map[string][]string{}, last: map[string]string{}}
+	t := &Tree{parent: map[string]string{}, children: map[string][]string{}}
 	for _, e := range evs {
 		switch e.Type {
 		case event.RunQueued:
 			if _, seen := t.parent[e.RunID]; seen || e.RunID == "" {
 				continue
 			}
-			var p event.RunQueuedPayload
-			_ = json.Unmarshal(e.Payload, &p)
+			// Only a retry or an edit names another run: the payloads of
+			// the rest are not decoded, a session read folds them all.
+			var p struct {
+				VersionOf string `json:"version_of"`
+			}
+			if bytes.Contains(e.Payload, versionOfKey) {
+				_ = json.Unmarshal(e.Payload, &p)
+			}
 			parent := t.Leaf
 			if p.VersionOf != "" {
 				if pp, ok := t.parent[p.VersionOf]; ok {
@@ -71,9 +82,7 @@ func Versions(evs []event.Event) *Tree {
 
 func (t *Tree) setLeaf(leaf string) {
 	t.Leaf = leaf
-	for r := leaf; r != ""; r = t.parent[r] {
-		t.last[r] = leaf
-	}
+	t.ends = append(t.ends, leaf)
 }
 
 // Has reports whether run is in the tree.
@@ -103,8 +112,12 @@ func (t *Tree) Siblings(run string) []string { return t.children[t.parent[run]] 
 // EndBelow returns where the conversation ends when a person switches to
 // run: the end last shown at or below it, else run itself.
 func (t *Tree) EndBelow(run string) string {
-	if l, ok := t.last[run]; ok {
-		return l
+	for i := len(t.ends) - 1; i >= 0; i-- {
+		for r := t.ends[i]; r != ""; r = t.parent[r] {
+			if r == run {
+				return t.ends[i]
+			}
+		}
 	}
 	return run
 }
