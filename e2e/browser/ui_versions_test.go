@@ -19,6 +19,7 @@ func TestUIVersions(t *testing.T) {
 	s := e2etest.StartServer(t, e2etest.Scenarios(
 		e2etest.Scenario("red", e2etest.Turn(e2etest.Text("Red it is."))),
 		e2etest.Scenario("blue", e2etest.Turn(e2etest.Text("Blue it is."))),
+		e2etest.Scenario("story", e2etest.Turn(e2etest.Text("Once upon a time "), e2etest.SlowText(2000, 50)), e2etest.Turn(e2etest.Text("The end."))),
 		e2etest.Scenario("", e2etest.Turn(e2etest.Text("Noted."))),
 	))
 	dir := screenshotDir(t)
@@ -76,6 +77,21 @@ func TestUIVersions(t *testing.T) {
 	b.waitGone(itemSel("user"))
 	b.sendMessage("/undo restore")
 	b.waitJS("the turn restored", q(itemSel("user"))+"?.textContent.includes('pick red') && "+q("[data-testid=version-label]")+"?.textContent === '1 / 3'")
+
+	// Stop a long answer part-way; Continue goes on from it.
+	b.sendMessage("tell a story")
+	b.waitJSFor("the story under way", qa(itemSel("assistant"))+".at(-1)?.textContent.includes('Once upon a time')", 30*time.Second)
+	b.click("[data-testid=stop]")
+	b.waitVisible("[data-testid=continue-answer]")
+	shootVersions(t, b, dir, "versions-continue-desktop")
+	b.click("[data-testid=continue-answer]")
+	b.waitJSFor("the continued answer", qa(itemSel("assistant"))+".at(-1)?.textContent.includes('The end.')", 30*time.Second)
+	b.waitIdle()
+	b.navigate("/s/" + sid)
+	b.waitSessionLoaded()
+	b.waitJS("the continued answer after a reload", qa(itemSel("assistant"))+".at(-1)?.textContent.includes('The end.')")
+	b.sendMessage("/undo 1")
+	b.waitJS("the story undone", "!"+qa(itemSel("user"))+".some(e => e.textContent.includes('tell a story'))")
 
 	for _, scheme := range []string{"light", "dark"} {
 		p := openBrowser(t, s, withWindow(375, 812))
