@@ -75,8 +75,11 @@ func TestUIVersions(t *testing.T) {
 	// Undo the turn, then restore it.
 	b.sendMessage("/undo 1")
 	b.waitGone(itemSel("user"))
-	b.sendMessage("/undo restore")
+	b.waitJS("the undone note", q("[data-testid=undone-note]")+"?.textContent.includes('1 turn undone')")
+	shootVersions(t, b, dir, "versions-undone-desktop")
+	b.click("[data-testid=undo-restore]")
 	b.waitJS("the turn restored", q(itemSel("user"))+"?.textContent.includes('pick red') && "+q("[data-testid=version-label]")+"?.textContent === '1 / 3'")
+	b.waitGone("[data-testid=undone-note]")
 
 	// Stop a long answer part-way; Continue goes on from it.
 	b.sendMessage("tell a story")
@@ -92,6 +95,13 @@ func TestUIVersions(t *testing.T) {
 	b.waitJS("the continued answer after a reload", qa(itemSel("assistant"))+".at(-1)?.textContent.includes('The end.')")
 	b.sendMessage("/undo 1")
 	b.waitJS("the story undone", "!"+qa(itemSel("user"))+".some(e => e.textContent.includes('tell a story'))")
+	// The undo stays restorable after a reload, and /undo restore does it.
+	b.navigate("/s/" + sid)
+	b.waitSessionLoaded()
+	b.waitVisible("[data-testid=undone-note]")
+	b.sendMessage("/undo restore")
+	b.waitJS("the story back", qa(itemSel("assistant"))+".at(-1)?.textContent.includes('The end.')")
+	b.waitGone("[data-testid=undone-note]")
 
 	for _, scheme := range []string{"light", "dark"} {
 		p := openBrowser(t, s, withWindow(375, 812))

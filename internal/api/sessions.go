@@ -246,8 +246,13 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 	if n := len(evs); n > 0 && evs[n-1].ID > last {
 		last = evs[n-1].ID
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": snap.Items, "activity": snap.Activity, "todos": snap.Todos,
-		"context": snap.Context, "last_event_id": last})
+	out := map[string]any{"items": snap.Items, "activity": snap.Activity, "todos": snap.Todos,
+		"context": snap.Context, "last_event_id": last}
+	if u := tree.LastUndo; u != nil {
+		// Turns a person undid and can still restore (issue 15).
+		out["undone"] = map[string]any{"turns": u.Turns}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {

@@ -99,6 +99,7 @@ export function newSessionModel(id: string): SessionModel {
       lastCommit: signal(""),
       cursor: 0,
       checkpoints: signal(0),
+      undone: signal(0),
     },
     byId: new Map(),
     byRequest: new Map(),
@@ -416,6 +417,9 @@ export const handlers: Record<EventType, Handler> = {
   "run.queued": (m, ev) => {
     const p = ev.payload as P.RunQueuedP;
     if (m.runs.has(ev.run_id)) return;
+    // A message after an undo forks: the undone turns are a version away,
+    // no longer restorable (the server's fold says the same).
+    m.state.undone.value = 0;
     if (p.kind) m.runKind.set(ev.run_id, p.kind);
     const waits = waitsBehind(m, ev.run_id);
     putRun(m, {
@@ -708,6 +712,7 @@ export function loadSnapshot(m: SessionModel, snap: Snapshot, runs: Run[], env: 
   syncUsage(m, { model: info.ref, provider: info.provider, demo: info.demo, contextWindow: m.contextWindow, contextTokens: snap.context?.tokens ?? 0 });
   m.state.activity.value = A.buildActivity(runs, items, snap.activity);
   m.state.todos.value = snap.todos ?? [];
+  m.state.undone.value = snap.undone?.turns ?? 0;
   m.state.cursor = cursor;
   m.state.loaded.value = true;
 }

@@ -211,6 +211,8 @@ export interface RunActivity { run_id: string; started_at?: string; ended_at?: s
 export interface SessionContext { tokens: number; window: number }
 export interface Snapshot {
   items: Item[]; activity?: RunActivity[]; todos?: TodoItem[]; context?: SessionContext; last_event_id: number;
+  /** Turns undone that can still be restored (issue 15). */
+  undone?: { turns: number };
 }
 
 /** Items are held one signal each, so a streaming delta re-renders only
@@ -266,6 +268,8 @@ export interface SessionState {
    * views that show changes (the Changes tab, the line under each run)
    * fetch again when it moves. */
   checkpoints: Signal<number>;
+  /** Turns undone that can still be restored (0: none; issue 15). */
+  undone: Signal<number>;
 }
 
 export type Connection = "connecting" | "live" | "reconnecting" | "offline";

@@ -19,6 +19,7 @@ import { useStore } from "../state/context";
 import { RunChangesLine } from "../workspace/RunChanges";
 import { useCheckpoints } from "../workspace/changes";
 import { ItemView, ResumeBar, TranscriptCtx, type TranscriptEnv } from "./Items";
+import { UndoneNote } from "./Versions";
 import { onTranscriptPin } from "./pin";
 
 const PAGE = 80;
@@ -285,6 +286,7 @@ function TranscriptView({ session }: { session: SessionState }) {
               );
             })}
             {unanchored && <ResumeBar key={unanchored.id + ":" + unanchored.status} run={unanchored} />}
+            <UndoneNote session={session} />
           </div>
         </div>
         {newCount > 0 && (

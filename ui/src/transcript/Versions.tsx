@@ -5,7 +5,7 @@
 // so what shows live is what a reload shows.
 
 import { useState } from "preact/hooks";
-import type { Item } from "../state/types";
+import type { Item, SessionState } from "../state/types";
 import { useStore } from "../state/context";
 import { IArrowLeft, IArrowRight, IPencil } from "../shell/icons";
 
@@ -99,3 +99,18 @@ const IRetry = () => (
     <path d="M4.5 12a7.5 7.5 0 1 0 2.2-5.3M4.5 4.5v4h4" />
   </svg>
 );
+
+/** At the end of the transcript after an undo: the turns can come back. */
+export function UndoneNote({ session }: { session: SessionState }) {
+  const store = useStore();
+  const n = session.undone.value;
+  if (!n) return null;
+  return (
+    <div class="undone-note" data-testid="undone-note" role="status">
+      <span>{n === 1 ? "1 turn undone" : `${n} turns undone`}</span>
+      {store.account.permissions.value.operate && (
+        <button type="button" class="btn btn-sm" data-testid="undo-restore" onClick={() => void store.undo(0, true)}>Restore</button>
+      )}
+    </div>
+  );
+}
