@@ -125,3 +125,35 @@ func shootVersions(t *testing.T, b *browser, dir, name string) {
 		t.Errorf("%s: the page scrolls sideways (%d px wide in a %d px viewport)", name, w[0], w[1])
 	}
 }
+
+// TestUIVersionsViewer: a viewer sees the versions of a message and follows
+// an operator's switch live, with no Retry, Edit or switch of their own.
+func TestUIVersionsViewer(t *testing.T) {
+	t.Parallel()
+	s := authServer(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Text("Noted.")))))
+	op := openBrowser(t, s)
+	op.signIn("otto", operatorPW)
+	sid := op.newSessionUI()
+	op.sendMessage("remember this")
+	op.waitJSFor("the answer", q(itemSel("assistant"))+"?.textContent.includes('Noted.')", 30*time.Second)
+	op.waitIdle()
+	op.hover(itemSel("user"))
+	op.click(itemSel("user") + " [data-testid=retry-message]")
+	op.waitJSFor("2 / 2", q("[data-testid=version-label]")+"?.textContent === '2 / 2'", 30*time.Second)
+	op.waitIdle()
+
+	vw := openBrowser(t, s)
+	vw.signIn("vera", viewerPW)
+	vw.openSessionReadOnly(sid)
+	vw.waitJS("2 / 2 for the viewer", q("[data-testid=version-label]")+"?.textContent === '2 / 2'")
+	for _, sel := range []string{"[data-testid=retry-message]", "[data-testid=edit-message]"} {
+		if n := vw.count(sel); n != 0 {
+			t.Errorf("the viewer has %d %s", n, sel)
+		}
+	}
+	if !eval[bool](vw, q("[data-testid=version-prev]")+".disabled") {
+		t.Error("the viewer can switch versions")
+	}
+	op.click("[data-testid=version-prev]")
+	vw.waitJS("the viewer follows to 1 / 2", q("[data-testid=version-label]")+"?.textContent === '1 / 2'")
+}
