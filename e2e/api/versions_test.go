@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
@@ -282,4 +283,39 @@ func TestContinueCutAnswer(t *testing.T) {
 	// Only the end of the conversation can be continued.
 	v.send(t, "again", "fine")
 	v.post(t, "/api/runs/"+r1+"/continue", nil, http.StatusConflict, "")
+}
+
+// A retry with another model: that model answers the same question alone.
+func TestRetryWithAnotherModel(t *testing.T) {
+	t.Parallel()
+	oa := newOpenAIFake(t, openaiTestKey, openaiTestKey)
+	an := newAnthropicFake(t, anthropicTestKey, anthropicTestKey)
+	s := startWith(t, oa, an)
+	sid := s.NewSession(t)
+	st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+sid+"/events", nil)
+	oa.stream(oa.text("from openai"))
+	r1 := sendModel(t, s, sid, "which model?", oa.ref())
+	st.Until(t, "run.done", e2etest.IsDone(r1.ID))
+
+	an.stream(an.text("from anthropic"))
+	before := len(an.bodies())
+	var r2 e2etest.RunJSON
+	if c := e2etest.Do(t, "POST", s.URL+"/api/runs/"+r1.ID+"/retry", map[string]any{"model": an.ref()}, &r2); c != http.StatusAccepted {
+		t.Fatalf("retry: %d", c)
+	}
+	got := summarise(t, st.Until(t, "run.done", e2etest.IsDone(r2.ID)), r2.ID)
+	if got.done.Status != "completed" || got.started.Provider != an.name {
+		t.Fatalf("the retry ran on %q: %+v", got.started.Provider, got.done)
+	}
+	if n := len(an.bodies()) - before; n != 1 {
+		t.Fatalf("anthropic got %d requests", n)
+	}
+	if got := texts(transcriptOf(t, s, sid), "assistant"); !slices.Equal(got, []string{"from anthropic"}) {
+		t.Fatalf("page after the retry: %q", got)
+	}
+	// The request carries only the question, not the other model's answer.
+	b := an.bodies()
+	if strings.Contains(string(b[len(b)-1]), "from openai") {
+		t.Fatal("the retry's model was sent the answer it replaces")
+	}
 }
