@@ -231,6 +231,12 @@ func (a *API) routes() []route {
 		{"POST /api/runs/{id}/cancel", a.cancelRun},
 		{"POST /api/runs/{id}/resume", a.resumeRun},
 		{"GET /api/runs/{id}/events", a.runEvents},
+		// Versions of a conversation (versions.go).
+		{"POST /api/runs/{id}/retry", a.retryRun},
+		{"POST /api/runs/{id}/continue", a.continueRun},
+		{"POST /api/sessions/{id}/edit", a.editMessage},
+		{"POST /api/sessions/{id}/undo", a.undoTurns},
+		{"POST /api/sessions/{id}/versions", a.selectVersion},
 		{"GET /api/requests", a.listRequests},
 		{"GET /api/requests/{id}", a.getRequest},
 		{"POST /api/requests/{id}/respond", a.respond},
@@ -345,6 +351,9 @@ func statusOf(code string) int {
 	case control.CodeNotFound:
 		return http.StatusNotFound
 	case control.CodeSessionBusy, control.CodeNotPending, control.CodeConflict, control.CodeNotResumable, control.CodeSuperseded:
+		return http.StatusConflict
+	// Versions of a conversation.
+	case control.CodeNotRetryable, control.CodeNothingToUndo, control.CodeNothingToRestore, control.CodeNothingToContinue:
 		return http.StatusConflict
 	default:
 		return http.StatusBadRequest

@@ -15,7 +15,9 @@ type Command struct {
 // Commands lists the slash commands, in the order a menu shows them. Each
 // maps onto routes of this API: new → POST /api/sessions, stop → POST
 // /api/runs/{id}/cancel, model and title → PATCH /api/sessions/{id},
-// compact → POST /api/sessions/{id}/compact; help is the client's own.
+// compact → POST /api/sessions/{id}/compact, retry → POST
+// /api/runs/{id}/retry, undo → POST /api/sessions/{id}/undo, continue →
+// POST /api/runs/{id}/continue; help is the client's own.
 func Commands() []Command {
 	return []Command{
 		{Name: "new", Description: "Start a new session"},
@@ -29,6 +31,10 @@ func Commands() []Command {
 		{Name: "title", Args: "<title>", Description: "Rename this session"},
 		// Goal → GET|PUT|DELETE /api/sessions/{id}/goal.
 		{Name: "goal", Args: "set <text> | show | pause | resume | clear", Description: "Give the session a goal the agent works towards across runs"},
+		// Versions of a conversation.
+		{Name: "retry", Args: "[model]", Description: "Answer the last message again (the earlier answer stays a version away)"},
+		{Name: "undo", Args: "[n|restore]", Description: "Take the last n turns out of the conversation, or restore them"},
+		{Name: "continue", Description: "Go on from an answer that was cut short"},
 		{Name: "help", Description: "Show commands and keyboard shortcuts"},
 	}
 }

@@ -84,6 +84,13 @@ var routePerms = map[string]perm{
 	"POST /api/rules":                 permOperate,
 	"DELETE /api/rules/{id}":          permOperate,
 
+	// Versions of a conversation.
+	"POST /api/runs/{id}/retry":        permOperate,
+	"POST /api/runs/{id}/continue":     permOperate,
+	"POST /api/sessions/{id}/edit":     permOperate,
+	"POST /api/sessions/{id}/undo":     permOperate,
+	"POST /api/sessions/{id}/versions": permOperate,
+
 	// Git panel: reads read, anything that changes the work tree,
 	// index or history operates.
 	"GET /api/sessions/{id}/git/status":   permRead,

@@ -235,18 +235,19 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	ids := make([]string, len(runs))
-	for i, ru := range runs {
-		ids[i] = ru.ID
-	}
-	// A branch shows its parent's history up to the branch point first.
+	// A branch shows its parent's history up to the branch point first;
+	// of the session's own runs only the version on screen: the
+	// conversation's end and its ancestors (a journal without versions is
+	// every run).
 	pevs, pids, err := store.Inherited(r.Context(), a.st, ses, store.EventQuery{NotTypes: []event.Type{event.MessageDelta, event.ReasoningDelta}})
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	snap := transcript.FoldSession(append(pevs, evs...), append(pids, ids...))
+	tree := transcript.Versions(evs)
+	snap := transcript.FoldSession(append(pevs, evs...), append(pids, tree.Path(tree.Leaf)...))
 	snap.Items = settled(snap.Items, pids)
+	tree.MarkVersions(snap.Items)
 	if snap.Items == nil {
 		snap.Items = []transcript.Item{}
 	}
@@ -254,8 +255,13 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 	if n := len(evs); n > 0 && evs[n-1].ID > last {
 		last = evs[n-1].ID
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": snap.Items, "activity": snap.Activity, "todos": snap.Todos,
-		"context": snap.Context, "last_event_id": last})
+	out := map[string]any{"items": snap.Items, "activity": snap.Activity, "todos": snap.Todos,
+		"context": snap.Context, "last_event_id": last}
+	if u := tree.LastUndo; u != nil {
+		// Turns a person undid and can still restore (issue 15).
+		out["undone"] = map[string]any{"turns": u.Turns}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {

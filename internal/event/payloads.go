@@ -35,6 +35,23 @@ type RunQueuedPayload struct {
 	// a run ended with the goal active and not met: its number among the
 	// goal's runs.
 	Continuation int `json:"continuation,omitempty"`
+	// VersionOf names the run this one is another version of (a retry, or
+	// an edit of its message): it hangs from that run's parent instead of
+	// following the conversation's current end (issue 15).
+	VersionOf string `json:"version_of,omitempty"`
+}
+
+// VersionSelectedPayload is the payload of version.selected: the run
+// whose branch (it and its ancestors) is now the conversation ("" for
+// none: every turn undone).
+type VersionSelectedPayload struct {
+	Leaf string `json:"leaf_run_id"`
+	// Cause: select (a person picked a version), undo, restore.
+	Cause string `json:"cause"`
+	// From is the end before this change; Turns how many an undo took.
+	From  string `json:"from_run_id,omitempty"`
+	Turns int    `json:"turns,omitempty"`
+	By    *Actor `json:"by,omitempty"`
 }
 
 // RunStartedPayload is the payload of run.started.

@@ -70,6 +70,11 @@ const (
 	// heard by streams of that session.
 	GoalUpdated Type = "goal.updated"
 
+	// Versions of a conversation (issue 15): which branch of the session's
+	// tree of runs is on screen and in the model's history. Of no run
+	// (run_id ""), heard by streams of that session.
+	VersionSelected Type = "version.selected" // a person switched version, undid or restored turns
+
 	// Resync is never journaled: a stream sends it when it cannot honour the
 	// client's cursor, so the client reloads state instead of showing a gap.
 	Resync Type = "resync"
@@ -127,6 +132,7 @@ func Catalog() []Info {
 		{TerminalOpened, TierDefault, false, "a person opened a terminal in the workspace"},
 		{TerminalClosed, TierDefault, false, "a terminal ended"},
 		{GoalUpdated, TierDefault, false, "the session's goal changed"},
+		{VersionSelected, TierDefault, false, "the version of the conversation on screen changed (switch, undo, restore)"},
 		{Resync, TierDefault, false, "stream-only: cursor cannot be honoured"},
 	}
 }
@@ -144,7 +150,7 @@ func SessionTypes() []Type { return []Type{SessionCreated, SessionUpdated, Sessi
 // types reach every tab.
 func IsSession(t Type) bool {
 	return t == SessionCreated || t == SessionUpdated || t == SessionDeleted || t == GitCommitted ||
-		t == TerminalOpened || t == TerminalClosed || t == GoalUpdated
+		t == TerminalOpened || t == TerminalClosed || t == GoalUpdated || t == VersionSelected
 }
 
 // Runless reports whether an event of type t may be journaled without a

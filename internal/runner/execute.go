@@ -202,11 +202,24 @@ func (r *Runner) systemPrompt(ctx context.Context) string {
 func (r *Runner) history(ctx context.Context, claimed store.Run) ([]transcript.Item, event.RunQueuedPayload, agent.Progress, string, error) {
 	var done agent.Progress
 	var queued event.RunQueuedPayload
-	// A branch's history starts with its parent's, up to the branch point.
-	evs, ids, err := store.SessionHistory(ctx, r.st, claimed.SessionID)
+	// A branch's history starts with its parent's, up to the branch point;
+	// of the session's own runs the model sees the conversation this run
+	// continues: its ancestors in the session's tree of versions, not
+	// every run (issue 15).
+	ses, err := r.st.GetSession(ctx, claimed.SessionID)
 	if err != nil {
 		return nil, queued, done, "", err
 	}
+	pevs, pids, err := store.Inherited(ctx, r.st, ses, store.EventQuery{})
+	if err != nil {
+		return nil, queued, done, "", err
+	}
+	ownEvs, err := r.st.Events(ctx, store.EventQuery{SessionID: claimed.SessionID})
+	if err != nil {
+		return nil, queued, done, "", err
+	}
+	evs := append(pevs, ownEvs...)
+	ids := append(pids, transcript.Versions(ownEvs).Path(claimed.ID)...)
 	var own []event.Event
 	for _, e := range evs {
 		if e.RunID != claimed.ID {

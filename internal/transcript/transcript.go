@@ -82,6 +82,9 @@ type Item struct {
 	// Usage is the tokens and cost of the model call that wrote this item
 	// (issue 15): on a turn's last assistant text, else its last item.
 	Usage *event.UsageTotals `json:"usage,omitempty"`
+	// Versions: on a person's message whose run has other versions (a
+	// retry, an edit), which one this is (issue 15).
+	Versions *Version `json:"versions,omitempty"`
 	// LastEventID is the newest event folded into this item.
 	LastEventID int64 `json:"last_event_id"`
 }

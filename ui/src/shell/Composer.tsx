@@ -460,6 +460,32 @@ async function runCommand(line: string, store: Store, view: ViewState): Promise<
       const err = await store.setModel(ref);
       return err ? ownError(store, err) : null;
     }
+    // Versions of a conversation (issue 15).
+    case "retry": {
+      const no = needSession();
+      if (no) return no;
+      const run = lastRun(store, "user");
+      if (!run) return "Nothing to retry yet.";
+      const err = await store.retry(run, arg || undefined);
+      return err ? ownError(store, err) : null;
+    }
+    case "continue": {
+      const no = needSession();
+      if (no) return no;
+      const run = lastRun(store);
+      if (!run) return "Nothing to continue yet.";
+      const err = await store.continueRun(run);
+      return err ? ownError(store, err) : null;
+    }
+    case "undo": {
+      const no = needSession();
+      if (no) return no;
+      const restore = arg === "restore";
+      const n = restore ? 0 : arg ? Number(arg) : 1;
+      if (!restore && (!Number.isInteger(n) || n < 1)) return "Usage: /undo [n] (or /undo restore)";
+      const err = await store.undo(n, restore);
+      return err ? ownError(store, err) : null;
+    }
     default:
       // Listed by the server but not known to this UI (a newer server).
       return `/${name} is not supported by this version of the UI.`;
@@ -496,4 +522,14 @@ function HelpPanel() {
       </div>
     </section>
   );
+}
+
+/** The run of the conversation's last item (of kind, when given). */
+function lastRun(store: Store, kind?: string): string | null {
+  const items = store.active.peek()?.items.peek() ?? [];
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i].sig.peek();
+    if (!kind || it.kind === kind) return it.run_id;
+  }
+  return null;
 }

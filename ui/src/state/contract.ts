@@ -108,6 +108,14 @@ export interface Store {
   compact(): Promise<ActionError | null>;
   /** Branches the active session after the item, and opens the branch. */
   branch(itemId: string): Promise<ActionError | null>;
+  // Versions of a conversation (issue 15): each reloads the transcript
+  // when the server announces the new branch.
+  retry(runId: string, model?: string): Promise<ActionError | null>;
+  editMessage(itemId: string, content: string): Promise<ActionError | null>;
+  continueRun(runId: string): Promise<ActionError | null>;
+  selectVersion(itemId: string, version: number): Promise<ActionError | null>;
+  /** Undoes the last turns (restore: puts the last undone ones back). */
+  undo(turns: number, restore?: boolean): Promise<ActionError | null>;
   enableNotifications(): Promise<void>;
   toggleMute(): void;
 }

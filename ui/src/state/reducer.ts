@@ -104,6 +104,7 @@ export function newSessionModel(id: string): SessionModel {
       goal: signal(null),
       cursor: 0,
       checkpoints: signal(0),
+      undone: signal(0),
     },
     byId: new Map(),
     byRequest: new Map(),
@@ -423,6 +424,9 @@ export const handlers: Record<EventType, Handler> = {
   "run.queued": (m, ev) => {
     const p = ev.payload as P.RunQueuedP;
     if (m.runs.has(ev.run_id)) return;
+    // A message after an undo forks: the undone turns are a version away,
+    // no longer restorable (the server's fold says the same).
+    m.state.undone.value = 0;
     if (p.kind) m.runKind.set(ev.run_id, p.kind);
     const waits = waitsBehind(m, ev.run_id);
     putRun(m, {
@@ -657,6 +661,9 @@ export const handlers: Record<EventType, Handler> = {
   // either); the Terminal tab follows its own socket.
   "terminal.opened": () => {},
   "terminal.closed": () => {},
+  // Another version of the conversation is on screen: the store reloads
+  // the session's snapshot, which the server folds along the new branch.
+  "version.selected": () => {},
 };
 
 /** Applies one envelope of this session. Events at or below the cursor are
@@ -711,7 +718,9 @@ export function loadSnapshot(m: SessionModel, snap: Snapshot, runs: Run[], env: 
     if (it.tool) it.tool = { ...it.tool, started_ms: Date.parse(it.created_at) };
     const old = prev.get(it.id);
     let im: ItemModel;
-    if (old && old.sig.peek().last_event_id === it.last_event_id && old.sig.peek().kind === it.kind) im = old;
+    // Versions are not in any event of the item: the live item lacks what
+    // the server's fold adds (issue 15), so a differing count replaces it.
+    if (old && old.sig.peek().last_event_id === it.last_event_id && old.sig.peek().kind === it.kind && sameVersions(old.sig.peek(), it)) im = old;
     else if (old) {
       old.sig.value = it;
       im = old;
@@ -734,8 +743,14 @@ export function loadSnapshot(m: SessionModel, snap: Snapshot, runs: Run[], env: 
   syncUsage(m, { model: info.ref, provider: info.provider, demo: info.demo, contextWindow: m.contextWindow, contextTokens: snap.context?.tokens ?? 0 });
   m.state.activity.value = A.buildActivity(runs, items, snap.activity);
   m.state.todos.value = snap.todos ?? [];
+  m.state.undone.value = snap.undone?.turns ?? 0;
   m.state.cursor = cursor;
   m.state.loaded.value = true;
 }
 
 export const isTerminal = (status: string) => TERMINAL.has(status);
+
+/** Whether two folds of an item show the same version of its message. */
+function sameVersions(a: Item, b: Item): boolean {
+  return a.versions?.index === b.versions?.index && a.versions?.count === b.versions?.count;
+}

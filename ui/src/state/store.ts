@@ -419,6 +419,9 @@ export function createStore(): Store & StoreInternals {
         const m = activeModel.peek();
         if (m && ev.session_id === m.state.id && streamSession === m.state.id && m.state.loaded.peek()) {
           if (apply(m, ev, env)) applied++;
+          // Another branch of the conversation: the server's fold of it
+          // replaces what the reducer built along the old one.
+          if (newBranch(ev)) void load(m.state.id, true);
         }
       }
     });
@@ -735,6 +738,38 @@ export function createStore(): Store & StoreInternals {
       return null;
     },
 
+    // Versions of a conversation (issue 15).
+    async retry(runId, model) {
+      const r = await api.post<Run>(`/api/runs/${runId}/retry`, model ? { model } : {});
+      return r.ok ? null : fail(busyNote(r.error));
+    },
+
+    async editMessage(itemId, content) {
+      const id = activeId.peek();
+      if (!id) return fail({ code: "no_session", message: "Open or create a session first." });
+      const r = await api.post<Run>(`/api/sessions/${id}/edit`, { item_id: itemId, content });
+      return r.ok ? null : fail(busyNote(r.error));
+    },
+
+    async continueRun(runId) {
+      const r = await api.post<Run>(`/api/runs/${runId}/continue`, {});
+      return r.ok ? null : fail(busyNote(r.error));
+    },
+
+    async selectVersion(itemId, version) {
+      const id = activeId.peek();
+      if (!id) return fail({ code: "no_session", message: "Open or create a session first." });
+      const r = await api.post<unknown>(`/api/sessions/${id}/versions`, { item_id: itemId, version });
+      return r.ok ? null : fail(busyNote(r.error));
+    },
+
+    async undo(turns, restore) {
+      const id = activeId.peek();
+      if (!id) return fail({ code: "no_session", message: "Open or create a session first." });
+      const r = await api.post<unknown>(`/api/sessions/${id}/undo`, restore ? { restore: true } : { turns });
+      return r.ok ? null : fail(busyNote(r.error));
+    },
+
     async enableNotifications() {
       notify.value = await requestPermission();
     },
@@ -819,4 +854,16 @@ export function attachmentURL(sessionId: string, path: string): string {
     return `/api/sessions/${sessionId}/uploads/${encodeURIComponent(path.slice(up.length))}`;
   }
   return `/api/sessions/${sessionId}/files/content?${new URLSearchParams({ path, raw: "1" })}`;
+}
+
+/** Whether an event puts another version of the conversation on screen:
+ * a switch, undo or restore, or a retry or edit queued (issue 15). */
+function newBranch(ev: Envelope): boolean {
+  if (ev.type === "version.selected") return true;
+  return ev.type === "run.queued" && !!(ev.payload as { version_of?: string } | null)?.version_of;
+}
+
+/** The versions routes refuse a busy session; say what to do. */
+function busyNote(e: ActionError): ActionError {
+  return e.code === "session_busy" ? { code: e.code, message: "Wait for the agent to finish, or stop it, then try again." } : e;
 }

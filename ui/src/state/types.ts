@@ -23,7 +23,8 @@ export type EventType =
   | "checkpoint.created" | "checkpoint.restored"
   | "diagnostic" | "resync"
   | "git.committed" | "terminal.opened" | "terminal.closed"
-  | "goal.updated";
+  | "goal.updated"
+  | "version.selected";
 
 /** Session lifecycle: events of no run (run_id ""), which the store applies
  * to the sessions list. GET /api/events carries them from every session. */
@@ -204,6 +205,9 @@ export interface Item {
   steer?: boolean;
   /** A goal's run prompt (written by the server): its number. */
   continuation?: number;
+  /** A user message whose run has other versions (retry, edit): which one
+   * is shown, of how many (issue 15). */
+  versions?: { index: number; count: number; runs: string[] };
   /** Assistant text cut short that its resumed run answered again after
    * (folded away so nothing reads twice). */
   superseded?: boolean;
@@ -219,6 +223,8 @@ export interface RunActivity { run_id: string; started_at?: string; ended_at?: s
 export interface SessionContext { tokens: number; window: number }
 export interface Snapshot {
   items: Item[]; activity?: RunActivity[]; todos?: TodoItem[]; context?: SessionContext; last_event_id: number;
+  /** Turns undone that can still be restored (issue 15). */
+  undone?: { turns: number };
 }
 
 /** Items are held one signal each, so a streaming delta re-renders only
@@ -284,6 +290,8 @@ export interface SessionState {
    * views that show changes (the Changes tab, the line under each run)
    * fetch again when it moves. */
   checkpoints: Signal<number>;
+  /** Turns undone that can still be restored (0: none; issue 15). */
+  undone: Signal<number>;
 }
 
 export type Connection = "connecting" | "live" | "reconnecting" | "offline";

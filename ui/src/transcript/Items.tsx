@@ -11,6 +11,7 @@ import { copyText, Markdown } from "./MarkdownView";
 import { ToolCard } from "./ToolCard";
 import { BranchButton, MessageUsage } from "./Branch";
 import { QueuedNote } from "./Waiting";
+import { ContinueButton, EditMessage, UserVersionActions, VersionNav } from "./Versions";
 import { IconAlert, IconBrain, IconChevron, IconInfo, IconLayers, IconPlay, IconStop } from "./icons";
 import { recoveringText, tokens } from "../shell/format";
 import { useRetryTick } from "../shell/useRetryTick";
@@ -41,7 +42,7 @@ function when(t: number): string {
 /** A message's time and its Copy button (the text as written: markdown
  * for the agent's). Shown on hover or keyboard focus; the button is always
  * in the tab order. */
-function MessageActions({ item }: { item: Item }) {
+function MessageActions({ item, children }: { item: Item; children?: ComponentChildren }) {
   const [copied, setCopied] = useState<boolean | null>(null);
   useEffect(() => {
     if (copied === null) return;
@@ -64,6 +65,7 @@ function MessageActions({ item }: { item: Item }) {
       </button>
       <MessageUsage item={item} />
       <BranchButton item={item} />
+      {children}
       {t != null && (
         <time class="msg-time" data-testid="message-time" dateTime={item.created_at} title={new Date(t).toLocaleString()}>
           {when(t)}
@@ -77,6 +79,8 @@ function MessageActions({ item }: { item: Item }) {
 function UserMessage({ item }: { item: Item }) {
   // Someone else's message is signed with their name; one's own is not.
   const me = useStore().account.me.value?.principal?.name;
+  const [editing, setEditing] = useState(false);
+  if (editing) return <EditMessage item={item} onDone={() => setEditing(false)} />;
   return (
     <div class={"msg-user" + (item.steer || item.continuation ? " msg-steer" : "")} data-steer={item.steer ? "true" : undefined} data-continuation={item.continuation || undefined}>
       {item.steer && <div class="msg-steer-note" data-testid="steer-note">Steered into the running turn</div>}
@@ -86,7 +90,8 @@ function UserMessage({ item }: { item: Item }) {
         </div>
       )}
       {item.by && item.by !== me && <div class="msg-author" data-testid="message-author">{item.by}</div>}
-      {item.text ? <MessageActions item={item} /> : null}
+      {item.text ? <MessageActions item={item}><UserVersionActions item={item} onEdit={() => setEditing(true)} /></MessageActions> : null}
+      {item.versions && <VersionNav item={item} />}
       {item.attachments?.length ? (
         <div class="msg-user-body">
           {item.text ? <div class="bubble">{item.text}</div> : null}
@@ -117,7 +122,7 @@ function AssistantMessage({ item }: { item: Item }) {
   return (
     <div class="msg-assistant">
       {text ? <Markdown text={text} streaming={open} /> : open ? <span class="typing" aria-label="Writing"><i /><i /><i /></span> : null}
-      {(item.partial || stalled) && <div class="cut-note">Cut short</div>}
+      {(item.partial || stalled) && <div class="cut-note">Cut short {item.partial && <ContinueButton runId={item.run_id} />}</div>}
       {text ? <MessageActions item={item} /> : null}
     </div>
   );

@@ -20,6 +20,7 @@ import { RunChangesLine } from "../workspace/RunChanges";
 import { useCheckpoints } from "../workspace/changes";
 import { ItemView, ResumeBar, TranscriptCtx, type TranscriptEnv } from "./Items";
 import { LineageBanner } from "./Branch";
+import { UndoneNote } from "./Versions";
 import { onTranscriptPin } from "./pin";
 
 const PAGE = 80;
@@ -287,6 +288,7 @@ function TranscriptView({ session }: { session: SessionState }) {
               );
             })}
             {unanchored && <ResumeBar key={unanchored.id + ":" + unanchored.status} run={unanchored} />}
+            <UndoneNote session={session} />
           </div>
         </div>
         {newCount > 0 && (
