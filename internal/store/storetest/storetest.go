@@ -62,6 +62,10 @@ func Run(t *testing.T, open Open) {
 		{"Tokens", testTokens},
 		{"WebSessions", testWebSessions},
 		{"Checkpoints", testCheckpoints},
+		// Organising sessions.
+		{"SessionOrganiseRoundTrip", testSessionOrganiseRoundTrip},
+		{"ProjectsCRUD", testProjectsCRUD},
+		{"ListSessionsOrganised", testListSessionsOrganised},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
