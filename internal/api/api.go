@@ -261,6 +261,13 @@ func (a *API) routes() []route {
 		{"POST /api/checkpoints/{id}/restore", a.restoreCheckpoint},
 		{"GET /api/runs/{id}/changes", a.runChanges},
 		{"POST /api/runs/{id}/revert", a.revertRun},
+		// Organising sessions: projects (pins and archive are PATCH
+		// /api/sessions/{id}).
+		{"GET /api/projects", a.listProjects},
+		{"POST /api/projects", a.createProject},
+		{"GET /api/projects/{id}", a.getProject},
+		{"PATCH /api/projects/{id}", a.patchProject},
+		{"DELETE /api/projects/{id}", a.deleteProject},
 	}
 }
 
@@ -336,7 +343,8 @@ func statusOf(code string) int {
 	switch code {
 	case control.CodeNotFound:
 		return http.StatusNotFound
-	case control.CodeSessionBusy, control.CodeNotPending, control.CodeConflict, control.CodeNotResumable, control.CodeSuperseded:
+	case control.CodeSessionBusy, control.CodeNotPending, control.CodeConflict, control.CodeNotResumable, control.CodeSuperseded,
+		control.CodeProjectNameTaken: // organising sessions
 		return http.StatusConflict
 	default:
 		return http.StatusBadRequest

@@ -113,6 +113,13 @@ var routePerms = map[string]perm{
 	"POST /api/checkpoints/{id}/restore": permOperate,
 	"GET /api/runs/{id}/changes":         permRead,
 	"POST /api/runs/{id}/revert":         permOperate,
+
+	// Organising sessions: projects.
+	"GET /api/projects":         permRead,
+	"POST /api/projects":        permOperate,
+	"GET /api/projects/{id}":    permRead,
+	"PATCH /api/projects/{id}":  permOperate,
+	"DELETE /api/projects/{id}": permOperate,
 }
 
 // permitted checks the request's principal against the route's entry and

@@ -23,11 +23,16 @@ type sessionView struct {
 	Status      string `json:"status"`
 	ActiveRunID string `json:"active_run_id,omitempty"`
 	QueuedRuns  int    `json:"queued_runs"`
+	// Organising sessions: archived_at and project_id are null when unset.
+	Pinned     bool        `json:"pinned"`
+	ArchivedAt *event.Time `json:"archived_at"`
+	ProjectID  *string     `json:"project_id"`
 }
 
 func newSessionView(s store.Session, busy []store.Run, answered map[string]bool) sessionView {
 	v := sessionView{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model,
 		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}, Status: "idle"}
+	organiseView(&v, s)
 	for _, r := range busy {
 		if r.SessionID != s.ID {
 			continue
