@@ -15,7 +15,8 @@ type Command struct {
 // Commands lists the slash commands, in the order a menu shows them. Each
 // maps onto routes of this API: new → POST /api/sessions, stop → POST
 // /api/runs/{id}/cancel, model and title → PATCH /api/sessions/{id},
-// compact → POST /api/sessions/{id}/compact; help is the client's own.
+// compact → POST /api/sessions/{id}/compact, pin and archive → PATCH
+// /api/sessions/{id} (organising sessions); help is the client's own.
 func Commands() []Command {
 	return []Command{
 		{Name: "new", Description: "Start a new session"},
@@ -23,6 +24,9 @@ func Commands() []Command {
 		{Name: "model", Args: "<model>", Description: "Use another model for this session"},
 		{Name: "compact", Description: "Summarise older messages to free context"},
 		{Name: "title", Args: "<title>", Description: "Rename this session"},
+		// Organising sessions.
+		{Name: "pin", Description: "Pin or unpin this session"},
+		{Name: "archive", Description: "Archive this session (or unarchive it)"},
 		{Name: "help", Description: "Show commands and keyboard shortcuts"},
 	}
 }

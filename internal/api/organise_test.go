@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/store"
@@ -19,6 +20,7 @@ type organisedJSON struct {
 	Pinned     bool    `json:"pinned"`
 	ArchivedAt *string `json:"archived_at"`
 	ProjectID  *string `json:"project_id"`
+	UpdatedAt  string  `json:"updated_at"`
 }
 
 type projectJSON struct {
@@ -59,7 +61,14 @@ func (e *env) listIDs(t *testing.T, query string) []string {
 func TestOrganisePinArchive(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a, b, c := e.session(t), e.session(t), e.session(t) // c is the newest
+	// Ids made in the same millisecond do not sort by creation: a pause
+	// between them makes c the newest.
+	var made []sessionJSON
+	for range 3 {
+		made = append(made, e.session(t))
+		time.Sleep(3 * time.Millisecond)
+	}
+	a, b, c := made[0], made[1], made[2]
 	patch := func(id, body string) organisedJSON {
 		t.Helper()
 		r := e.req("PATCH", "/api/sessions/"+id, body)
@@ -68,9 +77,13 @@ func TestOrganisePinArchive(t *testing.T) {
 		r.decode(t, &out)
 		return out
 	}
-	// Pin a; a later patch of b moves b's activity above c but not above a.
-	if got := patch(a.ID, `{"pinned":true}`); !got.Pinned || got.ArchivedAt != nil {
-		t.Fatalf("after pin: %+v", got)
+	// Pin a (no activity: it keeps its place among the unpinned order, but
+	// pinned sessions lead); a later rename of b moves b above c but not
+	// above a.
+	aBefore := patch(a.ID, `{}`) // an empty patch is activity, as ever
+	time.Sleep(3 * time.Millisecond)
+	if got := patch(a.ID, `{"pinned":true}`); !got.Pinned || got.ArchivedAt != nil || got.UpdatedAt != aBefore.UpdatedAt {
+		t.Fatalf("after pin: %+v (updated_at before %s: organising is no activity)", got, aBefore.UpdatedAt)
 	}
 	patch(b.ID, `{"title":"b"}`)
 	if got, want := e.listIDs(t, ""), []string{a.ID, b.ID, c.ID}; !slices.Equal(got, want) {
@@ -81,7 +94,7 @@ func TestOrganisePinArchive(t *testing.T) {
 	}
 	for _, tc := range []struct{ query string }{{""}, {"?archived=0"}, {"?archived=1"}, {"?archived=all"}} {
 		want := map[string][]string{"": {a.ID, b.ID}, "?archived=0": {a.ID, b.ID},
-			"?archived=1": {c.ID}, "?archived=all": {a.ID, c.ID, b.ID}}[tc.query]
+			"?archived=1": {c.ID}, "?archived=all": {a.ID, b.ID, c.ID}}[tc.query]
 		if got := e.listIDs(t, tc.query); !slices.Equal(got, want) {
 			t.Errorf("list%s = %v, want %v", tc.query, got, want)
 		}
@@ -110,7 +123,7 @@ func TestOrganisePinArchive(t *testing.T) {
 		}
 		got = append(got, strings.TrimSpace(s))
 	}
-	want := []string{a.ID[len(a.ID)-4:] + ":pinned=true", b.ID[len(b.ID)-4:] + ":",
+	want := []string{a.ID[len(a.ID)-4:] + ":", a.ID[len(a.ID)-4:] + ":pinned=true", b.ID[len(b.ID)-4:] + ":",
 		c.ID[len(c.ID)-4:] + ":archived=true at=true", c.ID[len(c.ID)-4:] + ":archived=false at=false"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
@@ -150,7 +163,7 @@ func TestOrganiseProjects(t *testing.T) {
 	moved := e.req("PATCH", "/api/sessions/"+outside.ID, fmt.Sprintf(`{"project_id":%q}`, other.ID))
 	moved.want(t, 200, "")
 
-	if got, want := e.listIDs(t, "?project="+p.ID), []string{own.ID, in.ID}; !slices.Equal(got, want) {
+	if got, want := e.listIDs(t, "?project="+p.ID), []string{own.ID, in.ID}; !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
 		t.Fatalf("project list %v, want %v", got, want)
 	}
 	if got := e.listIDs(t, "?project="+other.ID); !slices.Equal(got, []string{outside.ID}) {

@@ -221,7 +221,11 @@ func (s *Service) UpdateSession(ctx context.Context, sessionID string, p Session
 		if err := organise(ctx, tx, &sess, &ev, p, now); err != nil {
 			return err
 		}
-		sess.UpdatedAt = now
+		// Pinning, archiving or filing a session is no activity in it: the
+		// date groups of the sidebar and the list's order stay.
+		if !onlyOrganises(p) {
+			sess.UpdatedAt = now
+		}
 		ev.UpdatedAt = event.Time{Time: sess.UpdatedAt}
 		out = sess
 		if err := tx.UpdateSession(ctx, sess); err != nil {

@@ -52,6 +52,12 @@ func organise(ctx context.Context, tx store.Tx, sess *store.Session, ev *event.S
 	return nil
 }
 
+// onlyOrganises reports whether p changes nothing but pins, archive and
+// project.
+func onlyOrganises(p SessionPatch) bool {
+	return p.Title == nil && p.Model == nil && (p.Pinned != nil || p.Archived != nil || p.ProjectID != nil)
+}
+
 func projectExists(ctx context.Context, r store.Reader, projectID string) error {
 	if !id.Valid("prj", projectID) {
 		return &Error{Code: CodeProjectNotFound, Message: "project_id names no project", Details: map[string]any{"project_id": projectID}}
