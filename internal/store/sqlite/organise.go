@@ -45,6 +45,32 @@ func decodeCursor(c string) (pinned int, at int64, id string, err error) {
 	return pinned, n, parts[2], nil
 }
 
+// listSessionsQuery is ListSessions' statement: limit+1 rows of the page
+// p selects, in the list's order.
+func listSessionsQuery(p store.SessionPage, limit int) (string, []any, error) {
+	where, args := []string{"1=1"}, []any{}
+	if p.Cursor != "" {
+		pinned, at, id, err := decodeCursor(p.Cursor)
+		if err != nil {
+			return "", nil, store.ErrBadCursor
+		}
+		where = append(where, "(pinned < ? OR (pinned = ? AND (updated_at_ms < ? OR (updated_at_ms = ? AND id < ?))))")
+		args = append(args, pinned, pinned, at, at, id)
+	}
+	where = append(where, archivedWhere(p.Archived))
+	if p.ProjectID != "" {
+		where = append(where, "project_id = ?")
+		args = append(args, p.ProjectID)
+	}
+	if p.Query != "" {
+		where = append(where, "title LIKE ? ESCAPE '\\'")
+		args = append(args, "%"+likeEscape(p.Query)+"%")
+	}
+	args = append(args, limit+1)
+	return `SELECT ` + sessionCols + ` FROM sessions WHERE ` + strings.Join(where, " AND ") +
+		` ORDER BY pinned DESC, updated_at_ms DESC, id DESC LIMIT ?`, args, nil
+}
+
 // archivedWhere is written the way the partial indexes of migration 8 are,
 // so the planner uses them.
 func archivedWhere(f store.ArchivedFilter) string {

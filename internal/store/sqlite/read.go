@@ -94,27 +94,11 @@ func (r reader) ListSessions(ctx context.Context, p store.SessionPage) ([]store.
 	if limit <= 0 {
 		limit = 50
 	}
-	where, args := []string{"1=1"}, []any{}
-	if p.Cursor != "" {
-		pinned, at, id, err := decodeCursor(p.Cursor)
-		if err != nil {
-			return nil, "", fmt.Errorf("list sessions: %w", store.ErrBadCursor)
-		}
-		where = append(where, "(pinned < ? OR (pinned = ? AND (updated_at_ms < ? OR (updated_at_ms = ? AND id < ?))))")
-		args = append(args, pinned, pinned, at, at, id)
+	query, args, err := listSessionsQuery(p, limit)
+	if err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
 	}
-	where = append(where, archivedWhere(p.Archived))
-	if p.ProjectID != "" {
-		where = append(where, "project_id = ?")
-		args = append(args, p.ProjectID)
-	}
-	if p.Query != "" {
-		where = append(where, "title LIKE ? ESCAPE '\\'")
-		args = append(args, "%"+likeEscape(p.Query)+"%")
-	}
-	args = append(args, limit+1)
-	rows, err := r.query(ctx, `SELECT `+sessionCols+` FROM sessions WHERE `+
-		strings.Join(where, " AND ")+` ORDER BY pinned DESC, updated_at_ms DESC, id DESC LIMIT ?`, args...)
+	rows, err := r.query(ctx, query, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("list sessions: %w", err)
 	}
