@@ -249,6 +249,10 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
           <button type="button" ref={renameBtn} class="icon-btn sm" data-testid="session-rename" aria-label={`Rename “${name}”`} title="Rename" onClick={() => (renaming.value = true)}>
             <IPencil size={15} />
           </button>
+          <button type="button" class="icon-btn sm danger" data-testid="session-delete" aria-label={`Delete “${name}”`} title="Delete" onClick={onDelete}>
+            <ITrash size={15} />
+          </button>
+          {/* After delete: Tab from rename reaches delete first, as before. */}
           <MenuButton
             class="sb-org-menu"
             testid="session-organise"
@@ -258,9 +262,6 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
             icon={<IMore size={16} />}
             items={[...organiseItems, { key: "delete", label: "Delete (undo for a few seconds)", icon: <ITrash size={15} />, danger: true, testid: "session-delete-undo", onSelect: deleteNow }]}
           />
-          <button type="button" class="icon-btn sm danger" data-testid="session-delete" aria-label={`Delete “${name}”`} title="Delete" onClick={onDelete}>
-            <ITrash size={15} />
-          </button>
         </span>
       )}
       {!renaming.value && edit && !selecting && (
