@@ -94,6 +94,10 @@ func TestUIOrganise(t *testing.T) {
 	b := openBrowser(t, s)
 	b.navigate("/")
 	b.waitJS("six sessions", "document.querySelectorAll('[data-testid=session-item]').length === 6")
+	// Another tab follows pins and archives live (session.updated).
+	other := openBrowser(t, s)
+	other.navigate("/")
+	other.waitJS("six sessions in the other tab", "document.querySelectorAll('[data-testid=session-item]').length === 6")
 
 	// Grouped by date, newest first.
 	if got, want := b.groups(), []string{"today", "yesterday", "week", "older"}; !slices.Equal(got, want) {
@@ -108,6 +112,8 @@ func TestUIOrganise(t *testing.T) {
 	if got, _ := getOrganised(t, s, old); !got.Pinned {
 		t.Errorf("pinned on the server: %+v", got)
 	}
+	other.waitJS("the pin in the other tab", qa("[data-testid=session-group]")+"[0]?.dataset.group === 'pinned' && "+
+		qa("[data-testid=session-item]")+"[0]?.dataset.sessionId === "+js(old))
 
 	// Archive one: it leaves the list, the Archived view shows it, and
 	// Unarchive there brings it back.
@@ -117,6 +123,7 @@ func TestUIOrganise(t *testing.T) {
 	if got, _ := getOrganised(t, s, week); got.ArchivedAt == nil {
 		t.Errorf("archived on the server: %+v", got)
 	}
+	other.waitGone(sessionItemSel(week))
 	b.chooseFilter("archived")
 	b.waitVisible(sessionItemSel(week))
 	if n := b.count("[data-testid=session-item]"); n != 1 {
@@ -126,6 +133,7 @@ func TestUIOrganise(t *testing.T) {
 	b.waitGone(sessionItemSel(week))
 	b.chooseFilter("")
 	b.waitVisible(sessionItemSel(week))
+	other.waitVisible(sessionItemSel(week))
 
 	// A project: created in the dialog, it becomes the list shown; New
 	// session makes a session in it with its model.
