@@ -8,7 +8,7 @@ import { useStore } from "../state/context";
 import type { Project } from "../state/types";
 import { trapFocus } from "./Dialog";
 import { IPencil, IPlus } from "./icons";
-import { deleteWithUndo, loadArchived, loadProjects, organise, undoDelete, type OrganiseState } from "./organise";
+import { deleteWithUndo, loadArchived, loadProject, loadProjects, organise, undoDelete, type OrganiseState } from "./organise";
 import { useView } from "./view";
 
 export function ProjectBar() {
@@ -21,7 +21,9 @@ export function ProjectBar() {
   const choose = (v: string) => {
     o.filter.value = v;
     o.selected.value = new Set();
+    o.inProject.value = [];
     if (v === "archived") void loadArchived(store, o);
+    else if (v) void loadProject(store, o, v);
   };
   return (
     <div class="sb-org">
@@ -124,6 +126,7 @@ export function ProjectDialog() {
     }
     await loadProjects(store, o);
     o.filter.value = r.value.id;
+    void loadProject(store, o, r.value.id);
     close();
   };
   const remove = async () => {

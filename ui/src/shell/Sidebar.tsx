@@ -17,7 +17,7 @@ import type { Session } from "../state/types";
 import { isMac, relTime, statusText, waitsForPerson } from "./format";
 import { IClose, IMore, IPencil, IPlus, ISearch, ITrash, Logo } from "./icons";
 import { MenuButton, type MenuItem } from "./Menu";
-import { deleteWithUndo, groupSessions, hiddenIds, organise, toggleSelected } from "./organise";
+import { deleteWithUndo, groupSessions, hiddenIds, organise, projectList, toggleSelected } from "./organise";
 import { BulkBar, ProjectBar, ProjectDialog, UndoToast } from "./Projects";
 import { newSession } from "./newSession";
 import { toneClass } from "./status";
@@ -47,9 +47,10 @@ export function Sidebar() {
   const archivedView = o.filter.value === "archived";
   const hidden = hiddenIds(o);
   const q = filter.trim().toLowerCase();
+  const matches = (s: Session) => !q || (s.title || "new session").toLowerCase().includes(q);
   const shown = (archivedView
-    ? o.archived.value.filter((s) => !q || (s.title || "new session").toLowerCase().includes(q))
-    : list.filter((s) => !s.archived_at && (o.filter.value === "" || s.project_id === o.filter.value))
+    ? o.archived.value.filter(matches)
+    : (o.filter.value === "" ? list : projectList(list, o.inProject.value.filter(matches), o.filter.value)).filter((s) => !s.archived_at)
   ).filter((s) => !hidden.has(s.id));
   const groups = archivedView ? [{ key: "archived", label: "Archived", sessions: shown }] : groupSessions(shown, view.now.value);
 

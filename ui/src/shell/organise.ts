@@ -24,6 +24,9 @@ export interface OrganiseState {
   filter: Signal<SidebarFilter>;
   /** The archived sessions (GET /api/sessions?archived=1), while shown. */
   archived: Signal<Session[]>;
+  /** The shown project's sessions as the server lists them
+   * (?project=): those on pages the store has not loaded show too. */
+  inProject: Signal<Session[]>;
   selecting: Signal<boolean>;
   selected: Signal<ReadonlySet<string>>;
   /** The deletes waiting out their undo time. */
@@ -37,6 +40,7 @@ export function createOrganiseState(): OrganiseState {
     projects: signal<Project[]>([]),
     filter: signal<SidebarFilter>(""),
     archived: signal<Session[]>([]),
+    inProject: signal<Session[]>([]),
     selecting: signal(false),
     selected: signal<ReadonlySet<string>>(new Set()),
     pendingDelete: signal<PendingDelete | null>(null),
@@ -56,6 +60,21 @@ export async function loadArchived(store: Store, o: OrganiseState): Promise<Acti
   if (!r.ok) return r.error;
   o.archived.value = r.value.sessions;
   return null;
+}
+
+export async function loadProject(store: Store, o: OrganiseState, projectId: string): Promise<ActionError | null> {
+  const r = await store.api.get<{ sessions: Session[] }>(`/api/sessions?project=${encodeURIComponent(projectId)}&limit=200`);
+  if (!r.ok) return r.error;
+  if (o.filter.peek() === projectId) o.inProject.value = r.value.sessions;
+  return null;
+}
+
+/** A project's list: the store's sessions in it (kept live by the
+ * stream), and those the server listed that the store does not hold. */
+export function projectList(held: Session[], fetched: Session[], projectId: string): Session[] {
+  const ids = new Set(held.map((s) => s.id));
+  return [...held.filter((s) => s.project_id === projectId), ...fetched.filter((s) => !ids.has(s.id))]
+    .sort((a, b) => (!!a.pinned !== !!b.pinned ? (a.pinned ? -1 : 1) : a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0));
 }
 
 /** Pins, archives or moves a session; the Archived view follows. */
