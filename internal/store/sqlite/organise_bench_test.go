@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 )
 
 // BenchmarkListSessionsFirstPage reads the sidebar's first page (50) at
@@ -18,7 +18,7 @@ import (
 func BenchmarkListSessionsFirstPage(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		db, _ := openDB(b)
-		seedSessions(b, db, n)
+		storetest.SeedSessions(b, db, n)
 		for _, c := range []struct {
 			name string
 			page store.SessionPage
@@ -36,39 +36,6 @@ func BenchmarkListSessionsFirstPage(b *testing.B) {
 					}
 				}
 			})
-		}
-	}
-}
-
-func seedSessions(b *testing.B, db store.Store, n int) {
-	b.Helper()
-	ctx := context.Background()
-	if err := db.Write(ctx, func(tx store.Tx) error {
-		return tx.InsertProject(ctx, store.Project{ID: "p1", Name: "P", CreatedAt: time.Unix(0, 0), UpdatedAt: time.Unix(0, 0)})
-	}); err != nil {
-		b.Fatal(err)
-	}
-	t0 := time.Unix(1_700_000_000, 0).UTC()
-	const batch = 5_000
-	for start := 0; start < n; start += batch {
-		if err := db.Write(ctx, func(tx store.Tx) error {
-			for i := start; i < min(start+batch, n); i++ {
-				at := t0.Add(time.Duration(i) * time.Second)
-				s := store.Session{ID: fmt.Sprintf("ses_%08d", i), Title: fmt.Sprintf("session %d", i), Workspace: "/ws",
-					CreatedAt: at, UpdatedAt: at, Pinned: i%500 == 7}
-				if i%100 == 3 {
-					s.ArchivedAt = at
-				}
-				if i%10 == 1 {
-					s.ProjectID = "p1"
-				}
-				if err := tx.InsertSession(ctx, s); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			b.Fatal(err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -165,6 +166,42 @@ func testListSessionsOrganised(t *testing.T, open Open) {
 					t.Fatalf("got %v, want %v", sessionIDs(got), tc.want)
 				}
 			})
+		}
+	}
+}
+
+// SeedSessions writes n sessions for the session list's benchmarks: one
+// a second, 1 in 100 archived, 1 in 500 pinned and 1 in 10 in project
+// "p1" (which it makes).
+func SeedSessions(b testing.TB, db store.Store, n int) {
+	b.Helper()
+	ctx := context.Background()
+	if err := db.Write(ctx, func(tx store.Tx) error {
+		return tx.InsertProject(ctx, store.Project{ID: "p1", Name: "P", CreatedAt: time.Unix(0, 0), UpdatedAt: time.Unix(0, 0)})
+	}); err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Unix(1_700_000_000, 0).UTC()
+	const batch = 5_000
+	for start := 0; start < n; start += batch {
+		if err := db.Write(ctx, func(tx store.Tx) error {
+			for i := start; i < min(start+batch, n); i++ {
+				at := t0.Add(time.Duration(i) * time.Second)
+				s := store.Session{ID: fmt.Sprintf("ses_%08d", i), Title: fmt.Sprintf("session %d", i), Workspace: "/ws",
+					CreatedAt: at, UpdatedAt: at, Pinned: i%500 == 7}
+				if i%100 == 3 {
+					s.ArchivedAt = at
+				}
+				if i%10 == 1 {
+					s.ProjectID = "p1"
+				}
+				if err := tx.InsertSession(ctx, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -17,4 +17,4 @@ ALTER TABLE sessions ADD COLUMN archived_at_ms BIGINT;
 ALTER TABLE sessions ADD COLUMN project_id TEXT COLLATE "C" REFERENCES projects (id) ON DELETE SET NULL;
 CREATE INDEX sessions_list ON sessions (pinned DESC, updated_at_ms DESC, id DESC) WHERE archived_at_ms IS NULL;
 CREATE INDEX sessions_list_archived ON sessions (pinned DESC, updated_at_ms DESC, id DESC) WHERE archived_at_ms IS NOT NULL;
-CREATE INDEX sessions_by_project ON sessions (project_id, pinned DESC, updated_at_ms DESC, id DESC);
+CREATE INDEX sessions_by_project ON sessions (project_id, pinned DESC, updated_at_ms DESC, id DESC) WHERE archived_at_ms IS NULL;

@@ -20,4 +20,4 @@ ALTER TABLE sessions ADD COLUMN project_id TEXT REFERENCES projects (id) ON DELE
 -- project.
 CREATE INDEX sessions_list ON sessions (pinned DESC, updated_at_ms DESC, id DESC) WHERE archived_at_ms IS NULL;
 CREATE INDEX sessions_list_archived ON sessions (pinned DESC, updated_at_ms DESC, id DESC) WHERE archived_at_ms IS NOT NULL;
-CREATE INDEX sessions_by_project ON sessions (project_id, pinned DESC, updated_at_ms DESC, id DESC);
+CREATE INDEX sessions_by_project ON sessions (project_id, pinned DESC, updated_at_ms DESC, id DESC) WHERE archived_at_ms IS NULL;
