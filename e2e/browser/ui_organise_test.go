@@ -198,6 +198,23 @@ func TestUIOrganise(t *testing.T) {
 	b.waitGone(sessionItemSel(victim))
 	waitAPI(t, "the delete after the undo time", func() bool { _, c := getOrganised(t, s, victim); return c == http.StatusNotFound })
 
+	// /pin and /archive act on the session on screen, each a toggle.
+	b.navigate("/s/" + today[0])
+	b.waitSessionLoaded()
+	for _, c := range []struct {
+		cmd  string
+		done func(organisedJSON) bool
+	}{
+		{"/pin", func(g organisedJSON) bool { return g.Pinned }},
+		{"/archive", func(g organisedJSON) bool { return g.ArchivedAt != nil }},
+		{"/archive", func(g organisedJSON) bool { return g.ArchivedAt == nil }},
+	} {
+		b.waitJS("an empty composer", q(composerSel)+".value === ''")
+		b.typeInto(composerSel, c.cmd)
+		b.press("Enter")
+		waitAPI(t, c.cmd, func() bool { g, _ := getOrganised(t, s, today[0]); return c.done(g) })
+	}
+
 	// Screenshots: the grouped list with a pinned session and a project,
 	// desktop and phone, light and dark.
 	phone := openBrowser(t, s, withWindow(375, 812))
