@@ -275,6 +275,13 @@ func (a *API) routes() []route {
 		{"GET /api/sessions/{id}/goal", a.getGoal},
 		{"PUT /api/sessions/{id}/goal", a.putGoal},
 		{"DELETE /api/sessions/{id}/goal", a.deleteGoal},
+		// Organising sessions: projects (pins and archive are PATCH
+		// /api/sessions/{id}).
+		{"GET /api/projects", a.listProjects},
+		{"POST /api/projects", a.createProject},
+		{"GET /api/projects/{id}", a.getProject},
+		{"PATCH /api/projects/{id}", a.patchProject},
+		{"DELETE /api/projects/{id}", a.deleteProject},
 	}
 }
 
@@ -350,7 +357,8 @@ func statusOf(code string) int {
 	switch code {
 	case control.CodeNotFound:
 		return http.StatusNotFound
-	case control.CodeSessionBusy, control.CodeNotPending, control.CodeConflict, control.CodeNotResumable, control.CodeSuperseded:
+	case control.CodeSessionBusy, control.CodeNotPending, control.CodeConflict, control.CodeNotResumable, control.CodeSuperseded,
+		control.CodeProjectNameTaken: // organising sessions
 		return http.StatusConflict
 	// Versions of a conversation.
 	case control.CodeNotRetryable, control.CodeNothingToUndo, control.CodeNothingToRestore, control.CodeNothingToContinue:

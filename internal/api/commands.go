@@ -18,6 +18,8 @@ type Command struct {
 // compact → POST /api/sessions/{id}/compact, retry → POST
 // /api/runs/{id}/retry, undo → POST /api/sessions/{id}/undo, continue →
 // POST /api/runs/{id}/continue; help is the client's own.
+// compact → POST /api/sessions/{id}/compact, pin and archive → PATCH
+// /api/sessions/{id} (organising sessions); help is the client's own.
 func Commands() []Command {
 	return []Command{
 		{Name: "new", Description: "Start a new session"},
@@ -35,6 +37,9 @@ func Commands() []Command {
 		{Name: "retry", Args: "[model]", Description: "Answer the last message again (the earlier answer stays a version away)"},
 		{Name: "undo", Args: "[n|restore]", Description: "Take the last n turns out of the conversation, or restore them"},
 		{Name: "continue", Description: "Go on from an answer that was cut short"},
+		// Organising sessions.
+		{Name: "pin", Description: "Pin or unpin this session"},
+		{Name: "archive", Description: "Archive this session (or unarchive it)"},
 		{Name: "help", Description: "Show commands and keyboard shortcuts"},
 	}
 }

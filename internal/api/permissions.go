@@ -129,6 +129,13 @@ var routePerms = map[string]perm{
 	"GET /api/sessions/{id}/goal":    permRead,
 	"PUT /api/sessions/{id}/goal":    permOperate,
 	"DELETE /api/sessions/{id}/goal": permOperate,
+
+	// Organising sessions: projects.
+	"GET /api/projects":         permRead,
+	"POST /api/projects":        permOperate,
+	"GET /api/projects/{id}":    permRead,
+	"PATCH /api/projects/{id}":  permOperate,
+	"DELETE /api/projects/{id}": permOperate,
 }
 
 // permitted checks the request's principal against the route's entry and

@@ -69,7 +69,12 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	sessions, next, err := a.st.ListSessions(r.Context(), store.SessionPage{Limit: limit, Cursor: q.Get("cursor"), Query: search})
+	archived, project, ok := organiseFilter(w, q)
+	if !ok {
+		return
+	}
+	sessions, next, err := a.st.ListSessions(r.Context(), store.SessionPage{Limit: limit, Cursor: q.Get("cursor"), Query: search,
+		Archived: archived, ProjectID: project})
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -144,11 +149,12 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 		Title     string `json:"title"`
 		Workspace string `json:"workspace"`
 		Model     string `json:"model"`
+		ProjectID string `json:"project_id"`
 	}
 	if r.ContentLength != 0 && !decode(w, r, &in) {
 		return
 	}
-	s, err := a.svc.CreateSession(r.Context(), control.NewSession{Title: in.Title, Workspace: in.Workspace, Model: in.Model})
+	s, err := a.svc.CreateSession(r.Context(), control.NewSession{Title: in.Title, Workspace: in.Workspace, Model: in.Model, ProjectID: in.ProjectID})
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -177,11 +183,16 @@ func (a *API) patchSession(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Title *string `json:"title"`
 		Model *string `json:"model"`
+		organiseInput
 	}
 	if !decode(w, r, &in) {
 		return
 	}
-	if _, err := a.svc.UpdateSession(r.Context(), sid, control.SessionPatch{Title: in.Title, Model: in.Model}); err != nil {
+	patch := control.SessionPatch{Title: in.Title, Model: in.Model}
+	if !in.organiseInput.apply(w, &patch) {
+		return
+	}
+	if _, err := a.svc.UpdateSession(r.Context(), sid, patch); err != nil {
 		a.fail(w, r, err)
 		return
 	}

@@ -27,12 +27,17 @@ type sessionView struct {
 	// the event of that session's history it starts after.
 	ParentSessionID     string `json:"parent_session_id,omitempty"`
 	BranchedFromEventID int64  `json:"branched_from_event_id,omitempty"`
+	// Organising sessions: archived_at and project_id are null when unset.
+	Pinned     bool        `json:"pinned"`
+	ArchivedAt *event.Time `json:"archived_at"`
+	ProjectID  *string     `json:"project_id"`
 }
 
 func newSessionView(s store.Session, busy []store.Run, answered map[string]bool) sessionView {
 	v := sessionView{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model,
 		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}, Status: "idle",
 		ParentSessionID: s.ParentSessionID, BranchedFromEventID: s.BranchedFromEventID}
+	organiseView(&v, s)
 	for _, r := range busy {
 		if r.SessionID != s.ID {
 			continue

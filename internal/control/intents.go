@@ -92,6 +92,9 @@ type NewSession struct {
 	Title     string
 	Workspace string
 	Model     string
+	// ProjectID puts the session in a project, whose workspace and model
+	// are the defaults for those left empty.
+	ProjectID string
 }
 
 // CreateSession creates an empty session.
@@ -100,6 +103,11 @@ func (s *Service) CreateSession(ctx context.Context, in NewSession) (store.Sessi
 	if err != nil {
 		return store.Session{}, err
 	}
+	if in.ProjectID != "" {
+		if in, err = s.withProjectDefaults(ctx, in); err != nil {
+			return store.Session{}, err
+		}
+	}
 	ws := s.workspace
 	if in.Workspace != "" {
 		if ws, err = s.checkWorkspace(in.Workspace); err != nil {
@@ -107,7 +115,7 @@ func (s *Service) CreateSession(ctx context.Context, in NewSession) (store.Sessi
 		}
 	}
 	now := time.Now().UTC()
-	sess := store.Session{ID: id.New("ses"), Title: title, Workspace: ws, Model: strings.TrimSpace(in.Model), CreatedAt: now, UpdatedAt: now}
+	sess := store.Session{ID: id.New("ses"), Title: title, Workspace: ws, Model: strings.TrimSpace(in.Model), CreatedAt: now, UpdatedAt: now, ProjectID: in.ProjectID}
 	err = s.w.Do(ctx, func(tx store.Tx) error {
 		if err := tx.InsertSession(ctx, sess); err != nil {
 			return err
@@ -121,7 +129,7 @@ func (s *Service) CreateSession(ctx context.Context, in NewSession) (store.Sessi
 
 // SessionInfo is the session as session.created announces it.
 func SessionInfo(s store.Session) event.SessionInfo {
-	return event.SessionInfo{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model,
+	return event.SessionInfo{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model, ProjectID: s.ProjectID,
 		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}}
 }
 
@@ -173,6 +181,11 @@ func cleanTitle(t string) (string, error) {
 type SessionPatch struct {
 	Title *string
 	Model *string
+	// Organising sessions: ProjectID "" takes the session out of its
+	// project.
+	Pinned    *bool
+	Archived  *bool
+	ProjectID *string
 }
 
 // UpdateSession renames a session or changes its model.
@@ -204,7 +217,15 @@ func (s *Service) UpdateSession(ctx context.Context, sessionID string, p Session
 				ev.Model = &sess.Model
 			}
 		}
-		sess.UpdatedAt = time.Now().UTC()
+		now := time.Now().UTC()
+		if err := organise(ctx, tx, &sess, &ev, p, now); err != nil {
+			return err
+		}
+		// Pinning, archiving or filing a session is no activity in it: the
+		// date groups of the sidebar and the list's order stay.
+		if !onlyOrganises(p) {
+			sess.UpdatedAt = now
+		}
 		ev.UpdatedAt = event.Time{Time: sess.UpdatedAt}
 		out = sess
 		if err := tx.UpdateSession(ctx, sess); err != nil {

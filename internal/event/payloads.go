@@ -339,6 +339,7 @@ type SessionInfo struct {
 	Model     string `json:"model"`
 	CreatedAt Time   `json:"created_at"`
 	UpdatedAt Time   `json:"updated_at"`
+	ProjectID string `json:"project_id,omitempty"` // organising sessions
 }
 
 // SessionCreatedPayload is the payload of session.created.
@@ -355,6 +356,12 @@ type SessionUpdatedPayload struct {
 	Title     *string `json:"title,omitempty"`
 	Model     *string `json:"model,omitempty"`
 	UpdatedAt Time    `json:"updated_at"`
+	// Organising sessions. ArchivedAt is set with Archived true; ProjectID
+	// "" means the session left its project.
+	Pinned     *bool   `json:"pinned,omitempty"`
+	Archived   *bool   `json:"archived,omitempty"`
+	ArchivedAt *Time   `json:"archived_at,omitempty"`
+	ProjectID  *string `json:"project_id,omitempty"`
 }
 
 // SessionDeletedPayload is the payload of session.deleted.

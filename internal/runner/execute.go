@@ -127,7 +127,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	if err != nil {
 		return agent.Result{}, err
 	}
-	loop := agent.Loop{Provider: m.Provider, Tools: tools, Model: m.Model, System: r.systemPrompt(ctx),
+	loop := agent.Loop{Provider: m.Provider, Tools: tools, Model: m.Model, System: r.systemPrompt(ctx) + r.projectPrompt(ctx, sess),
 		Workspace: sess.Workspace, SessionID: sess.ID, RunID: claimed.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
 		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield,

@@ -43,6 +43,12 @@ type Session struct {
 	// that was not branched.
 	ParentSessionID     string
 	BranchedFromEventID int64
+	// Organising sessions (issue 15): a pinned session lists first, an
+	// archived one (ArchivedAt set) leaves the default list, and ProjectID
+	// ("" for none) groups it under a Project.
+	Pinned     bool
+	ArchivedAt time.Time
+	ProjectID  string
 }
 
 // Run is one unit of agent work started by a message.
@@ -233,6 +239,33 @@ type SessionPage struct {
 	Limit  int
 	Cursor string // opaque; empty for the first page
 	Query  string // case-insensitive title substring
+	// Organising sessions: which archived state to list (unarchived by
+	// default) and, when set, only the sessions of one project. Pinned
+	// sessions come first, then newest activity.
+	Archived  ArchivedFilter
+	ProjectID string
+}
+
+// ArchivedFilter selects sessions by their archived state.
+type ArchivedFilter int
+
+const (
+	ArchivedExclude ArchivedFilter = iota // only sessions not archived
+	ArchivedOnly                          // only archived sessions
+	ArchivedAll                           // both
+)
+
+// Project groups sessions and carries defaults for new ones: a workspace,
+// a model, and instructions added to the system prompt of their runs.
+// Names are unique regardless of case (NameKey).
+type Project struct {
+	ID           string
+	Name         string
+	Workspace    string
+	Model        string
+	Instructions string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // EventQuery selects events in ID order.
@@ -303,6 +336,11 @@ type Reader interface {
 	// Goals (issue 15): GetGoal finds a session's goal; ErrNotFound if it
 	// never had one.
 	GetGoal(ctx context.Context, sessionID string) (Goal, error)
+	// Organising sessions: projects.
+	// GetProject finds a project; ErrNotFound if none.
+	GetProject(ctx context.Context, id string) (Project, error)
+	// ListProjects lists every project by name (NameKey), then id.
+	ListProjects(ctx context.Context) ([]Project, error)
 }
 
 // Tx is one transaction's view: reads see its own writes.
@@ -319,6 +357,8 @@ type Tx interface {
 	AppendEvents(ctx context.Context, fence string, drafts ...event.Draft) ([]event.Event, error)
 
 	InsertSession(ctx context.Context, s Session) error
+	// UpdateSession writes s's title, model, UpdatedAt and organisation
+	// (Pinned, ArchivedAt, ProjectID): callers read the session first.
 	UpdateSession(ctx context.Context, s Session) error
 	TouchSession(ctx context.Context, id string, at time.Time) error
 	// DeleteSession deletes the session, its runs, requests, controls and
@@ -395,6 +435,14 @@ type Tx interface {
 	// it had; an unknown session is ErrNotFound. Deleting the session
 	// deletes its goal.
 	PutGoal(ctx context.Context, g Goal) error
+	// Organising sessions: projects. A name taken regardless of case is
+	// ErrConflict; an unknown id is ErrNotFound.
+	InsertProject(ctx context.Context, p Project) error
+	// UpdateProject writes p's name, workspace, model, instructions and
+	// UpdatedAt.
+	UpdateProject(ctx context.Context, p Project) error
+	// DeleteProject deletes the project; its sessions stay, in no project.
+	DeleteProject(ctx context.Context, id string) error
 }
 
 // Append is one draft to append under a fence, as Tx.AppendEvents would

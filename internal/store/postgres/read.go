@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,13 +67,21 @@ func strs[T ~string](vs []T) []string {
 	return out
 }
 
-const sessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms, parent_session_id, branched_from_event_id`
+const sessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms, parent_session_id, branched_from_event_id, pinned, archived_at_ms, project_id`
 
 func scanSession(s pgx.Row) (store.Session, error) {
 	var v store.Session
 	var c, u int64
-	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u, &v.ParentSessionID, &v.BranchedFromEventID)
+	var archived *int64
+	var project *string
+	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u, &v.ParentSessionID, &v.BranchedFromEventID, &v.Pinned, &archived, &project)
 	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
+	if archived != nil {
+		v.ArchivedAt = fromMS(*archived)
+	}
+	if project != nil {
+		v.ProjectID = *project
+	}
 	return v, err
 }
 
@@ -86,25 +93,6 @@ func (r reader) GetSession(ctx context.Context, id string) (store.Session, error
 	return v, nil
 }
 
-// Session cursors encode the last row's (updated_at_ms, id), as the SQLite
-// store's do: keyset pagination, fast however deep the page.
-func encodeCursor(s store.Session) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(ms(s.UpdatedAt), 10) + "|" + s.ID))
-}
-
-func decodeCursor(c string) (int64, string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return 0, "", err
-	}
-	at, id, ok := strings.Cut(string(b), "|")
-	n, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil || id == "" {
-		return 0, "", store.ErrBadCursor
-	}
-	return n, id, nil
-}
-
 func (r reader) ListSessions(ctx context.Context, p store.SessionPage) ([]store.Session, string, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -113,18 +101,22 @@ func (r reader) ListSessions(ctx context.Context, p store.SessionPage) ([]store.
 	var args params
 	where := []string{"true"}
 	if p.Cursor != "" {
-		at, id, err := decodeCursor(p.Cursor)
+		pinned, at, id, err := decodeCursor(p.Cursor)
 		if err != nil {
 			return nil, "", fmt.Errorf("list sessions: %w", store.ErrBadCursor)
 		}
-		a, i := args.add(at), args.add(id)
-		where = append(where, "(updated_at_ms < "+a+" OR (updated_at_ms = "+a+" AND id < "+i+"))")
+		pn, a, i := args.add(pinned), args.add(at), args.add(id)
+		where = append(where, "(pinned < "+pn+" OR (pinned = "+pn+" AND (updated_at_ms < "+a+" OR (updated_at_ms = "+a+" AND id < "+i+"))))")
+	}
+	where = append(where, archivedWhere(p.Archived))
+	if p.ProjectID != "" {
+		where = append(where, "project_id = "+args.add(p.ProjectID))
 	}
 	if p.Query != "" {
 		where = append(where, `title ILIKE `+args.add("%"+likeEscape(p.Query)+"%")+` ESCAPE '\'`)
 	}
 	rows, err := r.q.Query(ctx, `SELECT `+sessionCols+` FROM sessions WHERE `+
-		strings.Join(where, " AND ")+` ORDER BY updated_at_ms DESC, id DESC LIMIT `+args.add(limit+1), args...)
+		strings.Join(where, " AND ")+` ORDER BY pinned DESC, updated_at_ms DESC, id DESC LIMIT `+args.add(limit+1), args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("list sessions: %w", err)
 	}

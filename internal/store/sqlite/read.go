@@ -3,11 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -65,13 +63,21 @@ func notFound(err error, what, id string) error {
 	return fmt.Errorf("get %s %q: %w", what, id, err)
 }
 
-const sessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms, parent_session_id, branched_from_event_id`
+const sessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms, parent_session_id, branched_from_event_id, pinned, archived_at_ms, project_id`
 
 func scanSession(s interface{ Scan(...any) error }) (store.Session, error) {
 	var v store.Session
 	var c, u int64
-	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u, &v.ParentSessionID, &v.BranchedFromEventID)
+	var archived *int64
+	var project *string
+	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u, &v.ParentSessionID, &v.BranchedFromEventID, &v.Pinned, &archived, &project)
 	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
+	if archived != nil {
+		v.ArchivedAt = fromMS(*archived)
+	}
+	if project != nil {
+		v.ProjectID = *project
+	}
 	return v, err
 }
 
@@ -83,46 +89,16 @@ func (r reader) GetSession(ctx context.Context, id string) (store.Session, error
 	return v, nil
 }
 
-// Session cursors encode the last row's (updated_at_ms, id): keyset
-// pagination stays fast however deep the page.
-func encodeCursor(s store.Session) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(ms(s.UpdatedAt), 10) + "|" + s.ID))
-}
-
-func decodeCursor(c string) (int64, string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return 0, "", err
-	}
-	at, id, ok := strings.Cut(string(b), "|")
-	n, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil || id == "" {
-		return 0, "", store.ErrBadCursor
-	}
-	return n, id, nil
-}
-
 func (r reader) ListSessions(ctx context.Context, p store.SessionPage) ([]store.Session, string, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 50
 	}
-	where, args := []string{"1=1"}, []any{}
-	if p.Cursor != "" {
-		at, id, err := decodeCursor(p.Cursor)
-		if err != nil {
-			return nil, "", fmt.Errorf("list sessions: %w", store.ErrBadCursor)
-		}
-		where = append(where, "(updated_at_ms < ? OR (updated_at_ms = ? AND id < ?))")
-		args = append(args, at, at, id)
+	query, args, err := listSessionsQuery(p, limit)
+	if err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
 	}
-	if p.Query != "" {
-		where = append(where, "title LIKE ? ESCAPE '\\'")
-		args = append(args, "%"+likeEscape(p.Query)+"%")
-	}
-	args = append(args, limit+1)
-	rows, err := r.query(ctx, `SELECT `+sessionCols+` FROM sessions WHERE `+
-		strings.Join(where, " AND ")+` ORDER BY updated_at_ms DESC, id DESC LIMIT ?`, args...)
+	rows, err := r.query(ctx, query, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("list sessions: %w", err)
 	}

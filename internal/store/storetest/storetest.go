@@ -66,6 +66,10 @@ func Run(t *testing.T, open Open) {
 		{"SessionLineage", testSessionLineage},
 		// Goals (issue 15).
 		{"Goals", testGoals},
+		// Organising sessions.
+		{"SessionOrganiseRoundTrip", testSessionOrganiseRoundTrip},
+		{"ProjectsCRUD", testProjectsCRUD},
+		{"ListSessionsOrganised", testListSessionsOrganised},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -451,6 +451,16 @@ async function runCommand(line: string, store: Store, view: ViewState): Promise<
       const err = await store.renameSession(store.activeId.peek()!, arg);
       return err ? ownError(store, err) : null;
     }
+    case "pin":
+    case "archive": {
+      // Organising sessions: each toggles.
+      const no = needSession();
+      if (no) return no;
+      const id = store.activeId.peek()!;
+      const s = store.sessions.peek().find((x) => x.id === id);
+      const err = await store.organise(id, name === "pin" ? { pinned: !s?.pinned } : { archived: !s?.archived_at });
+      return err ? ownError(store, err) : null;
+    }
     case "model": {
       const no = needSession();
       if (no) return no;

@@ -4,7 +4,10 @@
 // end on hover or keyboard focus, and on touch screens (no hover) behind a
 // "⋯" menu. On phones it is an off-canvas drawer opened from the header.
 // The list is paged: scrolling to its end (or "Load more") fetches the next
-// page.
+// page. Organising sessions (issue 15): the list is grouped (Pinned, Today,
+// Yesterday, Previous 7 days, Older), filtered by project or showing the
+// archived sessions (Projects.tsx, organise.ts), and rows can be selected
+// several at a time.
 
 import { useSignal } from "@preact/signals";
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -13,7 +16,9 @@ import { sessionPath } from "../state/store";
 import type { Session } from "../state/types";
 import { isMac, relTime, statusText, waitsForPerson } from "./format";
 import { IClose, IDownload, IMore, IPencil, IPlus, ISearch, ITrash, Logo } from "./icons";
-import { MenuButton } from "./Menu";
+import { MenuButton, type MenuItem } from "./Menu";
+import { deleteWithUndo, groupSessions, hiddenIds, organise, projectList, toggleSelected } from "./organise";
+import { BulkBar, ProjectBar, ProjectDialog, UndoToast } from "./Projects";
 import { newSession } from "./newSession";
 import { exportSession, ImportButton } from "./exportImport";
 import { toneClass } from "./status";
@@ -29,10 +34,26 @@ export function Sidebar() {
   const version = store.meta.value?.version;
   const [chooseWS, setChooseWS] = useState(false);
 
+  const o = view.organise;
   const create = async () => {
     view.sidebarOpen.value = false;
+    // In a project's list, a new session is made in that project.
+    const project = o.projects.peek().find((p) => p.id === o.filter.peek());
+    if (project) {
+      await store.createSession(undefined, project.id);
+      return;
+    }
     await newSession(store);
   };
+  const archivedView = o.filter.value === "archived";
+  const hidden = hiddenIds(o);
+  const q = filter.trim().toLowerCase();
+  const matches = (s: Session) => !q || (s.title || "new session").toLowerCase().includes(q);
+  const shown = (archivedView
+    ? o.archived.value.filter(matches)
+    : (o.filter.value === "" ? list : projectList(list, o.inProject.value.filter(matches), o.filter.value)).filter((s) => !s.archived_at)
+  ).filter((s) => !hidden.has(s.id));
+  const groups = archivedView ? [{ key: "archived", label: "Archived", sessions: shown }] : groupSessions(shown, view.now.value);
 
   return (
     <aside class={"sidebar" + (view.sidebarOpen.value ? " open" : "")} aria-label="Sessions" id="sidebar">
@@ -77,17 +98,26 @@ export function Sidebar() {
           />
           <kbd class="sb-kbd" aria-hidden="true">{isMac() ? "⌘K" : "Ctrl K"}</kbd>
         </label>
+        <ProjectBar />
+        <BulkBar />
       </div>
+      {o.editing.value && <ProjectDialog key={typeof o.editing.value === "string" ? "new" : o.editing.value.id} />}
+      <UndoToast o={o} />
       <nav class="sb-list-wrap" aria-label="Session list">
         <ul class="sb-list" data-testid="session-list">
-          {list.map((s) => (
-            <SessionRow key={s.id} s={s} active={s.id === store.activeId.value} onDelete={() => (view.deleting.value = s)} />
-          ))}
+          {groups.flatMap((g) => [
+            shown.length > 0 && (
+              <li key={"group-" + g.key} class="sb-group" data-testid="session-group" data-group={g.key} role="presentation">{g.label}</li>
+            ),
+            ...g.sessions.map((s) => (
+              <SessionRow key={s.id} s={s} active={s.id === store.activeId.value} onDelete={() => (view.deleting.value = s)} />
+            )),
+          ])}
         </ul>
-        {list.length === 0 && !store.sessionsMore.value && (
-          <p class="sb-empty">{filter ? `No session title contains “${filter}”.` : "No sessions yet."}</p>
+        {shown.length === 0 && (archivedView || !store.sessionsMore.value) && (
+          <p class="sb-empty">{filter ? `No session title contains “${filter}”.` : archivedView ? "No archived sessions." : o.filter.value ? "No sessions in this project yet." : "No sessions yet."}</p>
         )}
-        {store.sessionsMore.value && <MoreSessions />}
+        {!archivedView && store.sessionsMore.value && <MoreSessions />}
       </nav>
     </aside>
   );
@@ -154,7 +184,28 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
   const busy = s.status !== "idle" && s.status !== "interrupted";
   const needsYou = waitsForPerson(s.status);
 
+  const o = view.organise;
+  const selecting = o.selecting.value;
+  const organiseItems: MenuItem[] = [
+    { key: "pin", label: s.pinned ? "Unpin" : "Pin", testid: "session-pin", onSelect: () => void organise(store, o, s.id, { pinned: !s.pinned }) },
+    { key: "archive", label: s.archived_at ? "Unarchive" : "Archive", testid: "session-archive", onSelect: () => void organise(store, o, s.id, { archived: !s.archived_at }) },
+    ...o.projects.value.filter((p) => p.id !== s.project_id).map((p) => ({
+      key: "move-" + p.id, label: `Move to ${p.name}`, testid: "session-move", onSelect: () => void organise(store, o, s.id, { project_id: p.id }),
+    })),
+    ...(s.project_id ? [{ key: "unproject", label: "Remove from project", testid: "session-unproject", onSelect: () => void organise(store, o, s.id, { project_id: null }) }] : []),
+    { key: "select", label: "Select", testid: "session-select", onSelect: () => { o.selecting.value = true; toggleSelected(o, s.id); } },
+  ];
+  const deleteNow = () => deleteWithUndo(store, o, [s.id], "Deleted “" + name + "”");
+
   const open = (e: MouseEvent) => {
+    // Shift-click selects (and starts selecting); in selection mode a
+    // click toggles the row.
+    if (edit && e.button === 0 && (e.shiftKey || selecting)) {
+      e.preventDefault();
+      o.selecting.value = true;
+      toggleSelected(o, s.id);
+      return;
+    }
     // Keep ctrl/middle-click "open in new tab" working: it is a real link.
     if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
     e.preventDefault();
@@ -164,11 +215,16 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
 
   return (
     <li
-      class={"sb-item" + (active ? " active" : "") + (needsYou ? " needs-you" : "")}
+      class={"sb-item" + (active ? " active" : "") + (needsYou ? " needs-you" : "") + (s.pinned ? " pinned" : "")}
       data-testid="session-item"
       data-session-id={s.id}
+      data-pinned={s.pinned ? "true" : undefined}
       aria-current={active ? "page" : undefined}
     >
+      {selecting && edit && (
+        <input type="checkbox" class="sb-check" data-testid="session-check" aria-label={`Select “${name}”`}
+          checked={o.selected.value.has(s.id)} onChange={() => toggleSelected(o, s.id)} />
+      )}
       {renaming.value ? (
         <RenameInput s={s} done={(keyboard) => {
           refocus.current = keyboard;
@@ -178,6 +234,7 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
         <a class="sb-link" href={sessionPath(s.id)} onClick={open}>
           <span class={"sb-title" + (s.title ? "" : " placeholder")} title={s.title || undefined}>{name}</span>
           <span class="sb-meta">
+            {needsYou && <span class="sb-needs" data-testid="session-needs-you" title="Waits for you">●</span>}
             {busy && (
               <span class={"badge badge-" + s.status + " " + toneClass(s.status)} data-testid="session-badge" data-status={s.status}>
                 <span class="dot" aria-hidden="true" />
@@ -190,7 +247,7 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
           </span>
         </a>
       )}
-      {!renaming.value && edit && (
+      {!renaming.value && edit && !selecting && (
         <span class="sb-actions">
           <MenuButton
             class="sb-export"
@@ -210,9 +267,19 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
           <button type="button" class="icon-btn sm danger" data-testid="session-delete" aria-label={`Delete “${name}”`} title="Delete" onClick={onDelete}>
             <ITrash size={15} />
           </button>
+          {/* After delete: Tab from rename reaches delete first, as before. */}
+          <MenuButton
+            class="sb-org-menu"
+            testid="session-organise"
+            menuTestid="session-organise-list"
+            label={`Organise “${name}”`}
+            title="Pin, archive, move to a project"
+            icon={<IMore size={16} />}
+            items={[...organiseItems, { key: "delete", label: "Delete (undo for a few seconds)", icon: <ITrash size={15} />, danger: true, testid: "session-delete-undo", onSelect: deleteNow }]}
+          />
         </span>
       )}
-      {!renaming.value && edit && (
+      {!renaming.value && edit && !selecting && (
         <MenuButton
           class="sb-menu"
           btnRef={menuBtn}
@@ -225,6 +292,7 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
             { key: "rename", label: "Rename", icon: <IPencil size={15} />, testid: "session-menu-rename", onSelect: () => (renaming.value = true) },
             { key: "export-md", label: "Export as Markdown", icon: <IDownload size={15} />, testid: "session-menu-export-md", onSelect: () => void exportSession(store, s.id, "md") },
             { key: "export-json", label: "Export as JSON", icon: <IDownload size={15} />, testid: "session-menu-export-json", onSelect: () => void exportSession(store, s.id, "json") },
+            ...organiseItems,
             { key: "delete", label: "Delete", icon: <ITrash size={15} />, danger: true, testid: "session-menu-delete", onSelect: onDelete },
           ]}
         />

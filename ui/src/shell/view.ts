@@ -8,6 +8,7 @@ import { useContext } from "preact/hooks";
 import type { Session } from "../state/types";
 import { isPaneTab, type PaneTab } from "../workspace/tab";
 import { loadTheme, type ThemeChoice } from "./theme";
+import { createOrganiseState, type OrganiseState } from "./organise";
 
 /** What the main column shows: the conversation, or one of the account
  * pages (reached from the account menu). The page rides in the address's
@@ -42,6 +43,8 @@ export interface ViewState {
   changesRun: Signal<string | null>;
   /** The tool call of that run the Changes tab shows; null: all of it. */
   changesCall: Signal<string | null>;
+  /** Organising sessions: projects, archive, selection, undo. */
+  organise: OrganiseState;
 }
 
 /** Shows `p` in the main column, as a new history entry. */
@@ -76,6 +79,7 @@ export function createViewState(): ViewState {
     passwordOpen: signal(false),
     changesRun: signal<string | null>(null),
     changesCall: signal<string | null>(null),
+    organise: createOrganiseState(),
   };
 }
 

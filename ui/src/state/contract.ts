@@ -32,6 +32,9 @@ export type RunnerAlert =
    * elsewhere): reason is the server's plain words. */
   | { kind: "store_write"; reason: string };
 
+/** PATCH /api/sessions/{id}'s organising fields. */
+export interface OrganisePatch { pinned?: boolean; archived?: boolean; project_id?: string | null }
+
 export interface Store {
   // ---- read ----
   meta: Signal<Meta | null>;
@@ -79,8 +82,11 @@ export interface Store {
   submitToken(token: string): void;
   /** Creates a session, in workspace when given (else the server's
    * default). */
-  createSession(workspace?: string): Promise<ActionError | null>;
+  createSession(workspace?: string, projectId?: string): Promise<ActionError | null>;
   renameSession(id: string, title: string): Promise<ActionError | null>;
+  /** Organising sessions: pins, archives or moves a session to a project
+   * (project_id null: out of its project). */
+  organise(id: string, patch: OrganisePatch): Promise<ActionError | null>;
   deleteSession(id: string): Promise<ActionError | null>;
   /** Sends a message to the active session; queued when busy. Attachments
    * are files uploadFiles saved. */

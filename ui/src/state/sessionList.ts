@@ -3,9 +3,10 @@
 
 import type { Session } from "./types";
 
-/** Newest first, like the server: updated_at, then id, both descending. */
+/** Like the server: pinned first, then newest first (updated_at, then id,
+ * both descending). */
 export const newerFirst = (a: Session, b: Session) =>
-  a.updated_at !== b.updated_at ? (a.updated_at < b.updated_at ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+  !!a.pinned !== !!b.pinned ? (a.pinned ? -1 : 1) : a.updated_at !== b.updated_at ? (a.updated_at < b.updated_at ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 export const sortSessions = (list: Session[]) => list.slice().sort(newerFirst);
 
 /** The list after a refetch of the first page: the page, plus the sessions

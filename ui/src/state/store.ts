@@ -302,6 +302,9 @@ export function createStore(): Store & StoreInternals {
           ...s,
           ...(p.title !== undefined ? { title: p.title } : {}),
           ...(p.model !== undefined ? { model: p.model } : {}),
+          ...(p.pinned !== undefined ? { pinned: p.pinned } : {}),
+          ...(p.archived !== undefined ? { archived_at: p.archived ? p.archived_at ?? p.updated_at : null } : {}),
+          ...(p.project_id !== undefined ? { project_id: p.project_id || null } : {}),
           updated_at: p.updated_at && p.updated_at > s.updated_at ? p.updated_at : s.updated_at,
         }));
         // On a page not loaded: the update moved it to the top, so the
@@ -612,8 +615,8 @@ export function createStore(): Store & StoreInternals {
       });
     },
 
-    async createSession(workspace?: string) {
-      const r = await api.post<Session>("/api/sessions", workspace ? { workspace } : {});
+    async createSession(workspace?: string, projectId?: string) {
+      const r = await api.post<Session>("/api/sessions", { ...(workspace ? { workspace } : {}), ...(projectId ? { project_id: projectId } : {}) });
       if (!r.ok) return fail(r.error);
       upsertSession(r.value);
       selectSession(r.value.id);
@@ -624,6 +627,15 @@ export function createStore(): Store & StoreInternals {
       const r = await api.patch<Session>(`/api/sessions/${id}`, { title: title.trim() });
       if (!r.ok) return gone(id, r.error) ?? fail(r.error);
       patchSession(id, (s) => ({ ...s, title: r.value.title }));
+      return null;
+    },
+
+    async organise(id, patch) {
+      const r = await api.patch<Session>(`/api/sessions/${id}`, patch);
+      if (!r.ok) return gone(id, r.error) ?? fail(r.error);
+      // The answer carries run state too: it replaces what we hold (and
+      // brings back a session unarchived from the Archived view).
+      upsertSession(r.value);
       return null;
     },
 

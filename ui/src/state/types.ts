@@ -64,15 +64,29 @@ export interface Session {
   /** A branch's lineage (issue 15): the session it came from and the
    * event of that session's history it starts after. */
   parent_session_id?: string; branched_from_event_id?: number;
+  /** Organising sessions: pinned ones list first; archived_at and
+   * project_id are null when unset. */
+  pinned?: boolean; archived_at?: string | null; project_id?: string | null;
+}
+
+/** A project (organising sessions): groups sessions, carries defaults for
+ * new ones and instructions for their runs. */
+export interface Project {
+  id: string; name: string; workspace: string; model: string; instructions: string;
+  created_at: string; updated_at: string;
 }
 
 /** session.created: the session's own fields (a new session is idle). */
 export interface SessionCreatedP {
-  session: Pick<Session, "id" | "title" | "workspace" | "model" | "created_at" | "updated_at">;
+  session: Pick<Session, "id" | "title" | "workspace" | "model" | "created_at" | "updated_at" | "project_id">;
 }
 /** session.updated: only the fields that changed, and the new updated_at.
  * Later fields (pinned, archived) arrive the same way. */
-export interface SessionUpdatedP { id: string; title?: string; model?: string; updated_at: string }
+export interface SessionUpdatedP {
+  id: string; title?: string; model?: string; updated_at: string;
+  /** Organising sessions; project_id "" means it left its project. */
+  pinned?: boolean; archived?: boolean; archived_at?: string; project_id?: string;
+}
 /** session.deleted. */
 export interface SessionDeletedP { id: string }
 
