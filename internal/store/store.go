@@ -266,6 +266,14 @@ type Reader interface {
 	// ListCheckpoints lists the checkpoints q selects, oldest first (by
 	// creation, then id).
 	ListCheckpoints(ctx context.Context, q CheckpointQuery) ([]Checkpoint, error)
+
+	// Search (issue 15): Search ranks the searchable events q.Text matches
+	// (titles, the person's messages, complete assistant answers, tool
+	// commands), best first, and returns the cursor of the next page ("" at
+	// the end). Any text is safe: what is not a word is ignored, and text
+	// with no word finds nothing. A cursor this store did not issue is
+	// ErrBadCursor.
+	Search(ctx context.Context, q SearchQuery) (hits []SearchHit, next string, err error)
 }
 
 // Tx is one transaction's view: reads see its own writes.

@@ -62,6 +62,8 @@ func Run(t *testing.T, open Open) {
 		{"Tokens", testTokens},
 		{"WebSessions", testWebSessions},
 		{"Checkpoints", testCheckpoints},
+		// Search (issue 15).
+		{"Search", testSearch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
