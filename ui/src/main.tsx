@@ -8,6 +8,7 @@ import { createStore } from "./state/store";
 import "./styles/base.css";
 import "./shell/shell.css";
 import "./shell/account.css";
+import "./shell/search.css";
 import "./styles/transcript.css";
 import "./workspace/workspace.css";
 

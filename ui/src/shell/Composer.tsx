@@ -4,7 +4,7 @@
 // commands run here through the store; an unknown one is an error in the
 // composer, never a message to the agent.
 
-import { useComputed, useSignal } from "@preact/signals";
+import { useComputed, useSignal, useSignalEffect } from "@preact/signals";
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import type { ActionError, Store } from "../state/contract";
 import { useStore } from "../state/context";
@@ -141,7 +141,15 @@ function Editor({ session }: { session: SessionState | null }) {
     menuClosed.value = false;
     sel.value = 0;
     if (error.value) error.value = null;
-  };
+  };  // A command picked in the palette (Ctrl/Cmd-K).
+  useSignalEffect(() => {
+    const v = view.composerInsert.value;
+    if (v === null) return;
+    view.composerInsert.value = null;
+    setText(v);
+    requestAnimationFrame(() => area.current?.focus());
+  });
+
 
   const submit = async () => {
     const raw = text.value;

@@ -15,6 +15,7 @@ import { isMac, relTime, statusText, waitsForPerson } from "./format";
 import { IClose, IMore, IPencil, IPlus, ISearch, ITrash, Logo } from "./icons";
 import { MenuButton } from "./Menu";
 import { newSession } from "./newSession";
+import { SearchHits } from "./SearchHits";
 import { toneClass } from "./status";
 import { ThemeSwitch } from "./ThemeSwitch";
 import { useView } from "./view";
@@ -62,8 +63,8 @@ export function Sidebar() {
             type="search"
             data-testid="session-search"
             id="session-search"
-            placeholder="Search sessions"
-            aria-label="Search sessions by title"
+            placeholder="Search sessions and messages"
+            aria-label="Search session titles and messages"
             value={filter}
             onInput={(e) => (store.sessionFilter.value = e.currentTarget.value)}
             onKeyDown={(e) => {
@@ -86,6 +87,7 @@ export function Sidebar() {
           <p class="sb-empty">{filter ? `No session title contains “${filter}”.` : "No sessions yet."}</p>
         )}
         {store.sessionsMore.value && <MoreSessions />}
+        <SearchHits q={filter} />
       </nav>
     </aside>
   );

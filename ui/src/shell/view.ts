@@ -42,6 +42,13 @@ export interface ViewState {
   changesRun: Signal<string | null>;
   /** The tool call of that run the Changes tab shows; null: all of it. */
   changesCall: Signal<string | null>;
+  // Search (issue 15).
+  /** A transcript item to scroll to once its session shows (a search hit). */
+  focusItem: Signal<{ session: string; item: string } | null>;
+  /** Text for the composer to take (a command picked in the palette). */
+  composerInsert: Signal<string | null>;
+  /** The command palette (Ctrl/Cmd-K) is open. */
+  paletteOpen: Signal<boolean>;
 }
 
 /** Shows `p` in the main column, as a new history entry. */
@@ -76,6 +83,9 @@ export function createViewState(): ViewState {
     passwordOpen: signal(false),
     changesRun: signal<string | null>(null),
     changesCall: signal<string | null>(null),
+    focusItem: signal<{ session: string; item: string } | null>(null),
+    composerInsert: signal<string | null>(null),
+    paletteOpen: signal(false),
   };
 }
 
