@@ -139,7 +139,8 @@ func sizes() []int {
 // TestSearchFindsTheOneAnswer is issue 15's acceptance: a word that only
 // one assistant answer holds is found among every session's messages, on
 // both stores, and the sidebar's first page is whole: at 100,000 sessions
-// (about 40 s of seeding on SQLite, 100 s on PostgreSQL), or at 10,000
+// (100 s of seeding on SQLite, 150 s on PostgreSQL, on a loaded 2-core
+// VM), or at 10,000
 // under -short or -race (make test runs with -race).
 func TestSearchFindsTheOneAnswer(t *testing.T) {
 	n := 100_000
