@@ -3,7 +3,7 @@
 // Enter picks: a command goes to the composer, a session opens, a message
 // opens its session scrolled to it.
 
-import type { ComponentChildren } from "preact";
+import { Fragment, type ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useStore } from "../state/context";
 import { kindLabel } from "../state/search";
@@ -114,10 +114,9 @@ export function Palette() {
             const head = e.group !== lastGroup;
             lastGroup = e.group;
             return (
-              <>
+              <Fragment key={e.key}>
                 {head && <li class="pal-group" role="presentation">{e.group}</li>}
                 <li
-                  key={e.key}
                   id={"pal-" + i}
                   role="option"
                   aria-selected={i === cur}
@@ -129,7 +128,7 @@ export function Palette() {
                   <span class="pal-label">{e.label}</span>
                   {e.detail && <span class="pal-detail">{e.detail}</span>}
                 </li>
-              </>
+              </Fragment>
             );
           })}
           {text && hits === null && <li class="pal-note" role="presentation">Searching messages…</li>}
