@@ -213,6 +213,8 @@ func (a *API) routes() []route {
 		{"GET /api/models", a.listModels},
 		{"GET /api/commands", a.listCommands},
 		{"GET /api/events", a.tabEvents},
+		// Search (issue 15).
+		{"GET /api/search", a.search},
 		{"GET /api/sessions", a.listSessions},
 		{"POST /api/sessions", a.createSession},
 		{"GET /api/sessions/{id}", a.getSession},

@@ -59,6 +59,9 @@ var routePerms = map[string]perm{
 	"GET /api/commands": permRead,
 	"GET /api/events":   permRead,
 
+	// Search (issue 15).
+	"GET /api/search": permRead,
+
 	"GET /api/sessions":                permRead,
 	"POST /api/sessions":               permOperate,
 	"GET /api/sessions/{id}":           permRead,

@@ -341,6 +341,13 @@ type Reader interface {
 	GetProject(ctx context.Context, id string) (Project, error)
 	// ListProjects lists every project by name (NameKey), then id.
 	ListProjects(ctx context.Context) ([]Project, error)
+	// Search (issue 15): Search ranks the searchable events q.Text matches
+	// (titles, the person's messages, complete assistant answers, tool
+	// commands), best first, and returns the cursor of the next page ("" at
+	// the end). Any text is safe: what is not a word is ignored, and text
+	// with no word finds nothing. A cursor this store did not issue is
+	// ErrBadCursor.
+	Search(ctx context.Context, q SearchQuery) (hits []SearchHit, next string, err error)
 }
 
 // Tx is one transaction's view: reads see its own writes.

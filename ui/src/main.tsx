@@ -9,6 +9,7 @@ import "./styles/base.css";
 import "./shell/shell.css";
 import "./shell/account.css";
 import "./shell/organise.css";
+import "./shell/search.css";
 import "./styles/transcript.css";
 import "./workspace/workspace.css";
 

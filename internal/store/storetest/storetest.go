@@ -70,6 +70,8 @@ func Run(t *testing.T, open Open) {
 		{"SessionOrganiseRoundTrip", testSessionOrganiseRoundTrip},
 		{"ProjectsCRUD", testProjectsCRUD},
 		{"ListSessionsOrganised", testListSessionsOrganised},
+		// Search (issue 15).
+		{"Search", testSearch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -9,6 +9,7 @@ import { useEffect, useMemo, useRef } from "preact/hooks";
 import { useStore } from "../state/context";
 import { Transcript } from "../transcript/Transcript";
 import { PasswordDialog } from "./Account";
+import { Palette } from "./Palette";
 import { Composer } from "./Composer";
 import { ConfirmDialog } from "./Dialog";
 import { GoalBar } from "./GoalBar";
@@ -117,6 +118,7 @@ function Shell() {
         </>
       )}
       {view.deleting.value && <DeleteDialog />}
+      {view.paletteOpen.value && <Palette />}
       {view.passwordOpen.value && <PasswordDialog />}
       <Toast />
       {store.auth.value && <TokenDialog />}
@@ -161,22 +163,21 @@ function EmptyState() {
         )}
         <ul class="empty-hints">
           {demo && <li><strong>Offline demo model.</strong> Try “list the files”, “run a command” or “ask me a question”.</li>}
-          <li>Press <kbd>/</kbd> to type a message, <kbd>{isMac() ? "⌘" : "Ctrl"}</kbd>+<kbd>K</kbd> to search sessions; <code>/help</code> lists the commands.</li>
+          <li>Press <kbd>/</kbd> to type a message, <kbd>{isMac() ? "⌘" : "Ctrl"}</kbd>+<kbd>K</kbd> to search sessions, messages and commands; <code>/help</code> lists the commands.</li>
         </ul>
       </div>
     </div>
   );
 }
 
-/** Ctrl/Cmd+K: search sessions. "/" (when nothing has focus): the composer. */
+/** Ctrl/Cmd+K: the command palette. "/" (when nothing has focus): the composer. */
 function useShortcuts() {
   const view = useView();
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "k") {
         e.preventDefault();
-        view.sidebarOpen.value = true; // the drawer on phones; harmless on desktop
-        requestAnimationFrame(() => (document.getElementById("session-search") as HTMLInputElement | null)?.focus());
+        view.paletteOpen.value = !view.paletteOpen.value; // the command palette (Palette.tsx)
         return;
       }
       const el = document.activeElement;

@@ -5,7 +5,7 @@
 // composer, never a message to the agent.
 
 import { exportSession } from "./exportImport";
-import { useComputed, useSignal } from "@preact/signals";
+import { useComputed, useSignal, useSignalEffect } from "@preact/signals";
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import type { ActionError, Store } from "../state/contract";
 import { useStore } from "../state/context";
@@ -142,7 +142,15 @@ function Editor({ session }: { session: SessionState | null }) {
     menuClosed.value = false;
     sel.value = 0;
     if (error.value) error.value = null;
-  };
+  };  // A command picked in the palette (Ctrl/Cmd-K).
+  useSignalEffect(() => {
+    const v = view.composerInsert.value;
+    if (v === null) return;
+    view.composerInsert.value = null;
+    setText(v);
+    requestAnimationFrame(() => area.current?.focus());
+  });
+
 
   // steer: deliver into the running run at its next step (text only).
   const submit = async (steer = false) => {

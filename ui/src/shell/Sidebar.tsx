@@ -21,6 +21,7 @@ import { deleteWithUndo, groupSessions, hiddenIds, organise, projectList, toggle
 import { BulkBar, ProjectBar, ProjectDialog, UndoToast } from "./Projects";
 import { newSession } from "./newSession";
 import { exportSession, ImportButton } from "./exportImport";
+import { SearchHits } from "./SearchHits";
 import { toneClass } from "./status";
 import { ThemeSwitch } from "./ThemeSwitch";
 import { useView } from "./view";
@@ -85,8 +86,8 @@ export function Sidebar() {
             type="search"
             data-testid="session-search"
             id="session-search"
-            placeholder="Search sessions"
-            aria-label="Search sessions by title"
+            placeholder="Search sessions and messages"
+            aria-label="Search session titles and messages"
             value={filter}
             onInput={(e) => (store.sessionFilter.value = e.currentTarget.value)}
             onKeyDown={(e) => {
@@ -118,6 +119,7 @@ export function Sidebar() {
           <p class="sb-empty">{filter ? `No session title contains “${filter}”.` : archivedView ? "No archived sessions." : o.filter.value ? "No sessions in this project yet." : "No sessions yet."}</p>
         )}
         {!archivedView && store.sessionsMore.value && <MoreSessions />}
+        <SearchHits q={filter} />
       </nav>
     </aside>
   );

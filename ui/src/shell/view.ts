@@ -45,6 +45,13 @@ export interface ViewState {
   changesCall: Signal<string | null>;
   /** Organising sessions: projects, archive, selection, undo. */
   organise: OrganiseState;
+  // Search (issue 15).
+  /** A transcript item to scroll to once its session shows (a search hit). */
+  focusItem: Signal<{ session: string; item: string } | null>;
+  /** Text for the composer to take (a command picked in the palette). */
+  composerInsert: Signal<string | null>;
+  /** The command palette (Ctrl/Cmd-K) is open. */
+  paletteOpen: Signal<boolean>;
 }
 
 /** Shows `p` in the main column, as a new history entry. */
@@ -80,6 +87,9 @@ export function createViewState(): ViewState {
     changesRun: signal<string | null>(null),
     changesCall: signal<string | null>(null),
     organise: createOrganiseState(),
+    focusItem: signal<{ session: string; item: string } | null>(null),
+    composerInsert: signal<string | null>(null),
+    paletteOpen: signal(false),
   };
 }
 

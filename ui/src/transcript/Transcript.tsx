@@ -16,6 +16,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import { resumableRun, stalledRuns } from "../state/reducer";
 import type { ItemModel, SessionState } from "../state/types";
 import { useStore } from "../state/context";
+import { useView } from "../shell/view";
 import { RunChangesLine } from "../workspace/RunChanges";
 import { useCheckpoints } from "../workspace/changes";
 import { ItemView, ResumeBar, TranscriptCtx, type TranscriptEnv } from "./Items";
@@ -222,6 +223,36 @@ function TranscriptView({ session }: { session: SessionState }) {
     const s = scroller.current!;
     const el = s.querySelector<HTMLElement>(`[data-item-id="${CSS.escape(r.id)}"]`);
     if (el) s.scrollTop += el.getBoundingClientRect().top - s.getBoundingClientRect().top - r.offset;
+  });
+
+  // A search hit to show (issue 15): mount the page that holds it, then
+  // scroll it into view and flash it. Runs after the first open's scroll to
+  // the bottom, and leaves the view unpinned so new output does not pull it
+  // away.
+  const view = useView();
+  const focus = view.focusItem.value;
+  useLayoutEffect(() => {
+    if (!focus || focus.session !== session.id || !loaded || !initialScrollDone.current) return;
+    const i = items.findIndex((m) => m.id === focus.item);
+    if (i < 0) {
+      view.focusItem.value = null; // not in the transcript (a hidden or folded item)
+      return;
+    }
+    if (i < start) {
+      anchor.current = items[Math.max(0, i - 5)].id;
+      setPageTick((n) => n + 1);
+      return;
+    }
+    const s = scroller.current!;
+    const el = s.querySelector<HTMLElement>(`[data-item-id="${CSS.escape(focus.item)}"]`);
+    if (!el) return;
+    view.focusItem.value = null;
+    s.scrollTop += el.getBoundingClientRect().top - s.getBoundingClientRect().top - s.clientHeight / 4;
+    lastTop.current = s.scrollTop;
+    atBottom.current = measureAtBottom();
+    if (!atBottom.current) seen.current = new Set(items.map((m) => m.id));
+    el.classList.add("ti-found");
+    setTimeout(() => el.classList.remove("ti-found"), 2400);
   });
 
   const loadEarlier = useCallback(() => {
