@@ -117,7 +117,7 @@ func TestUIBranch(t *testing.T) {
 	}
 	row := "[data-testid=session-item][aria-current=page]"
 	b.hover(row)
-	b.click(row + " [data-testid=session-export]")
+	b.click(row + " [data-testid=session-organise]")
 	b.waitVisible("[data-testid=session-export-md]")
 	b.waitVisible("[data-testid=session-export-json]")
 	t.Logf("screenshot: %s", b.screenshot(dir, "branch-export-menu"))

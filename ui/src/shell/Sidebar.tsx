@@ -251,18 +251,6 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
       )}
       {!renaming.value && edit && !selecting && (
         <span class="sb-actions">
-          <MenuButton
-            class="sb-export"
-            testid="session-export"
-            menuTestid="session-export-list"
-            label={`Export “${name}”`}
-            title="Export"
-            icon={<IDownload size={15} />}
-            items={[
-              { key: "md", label: "Export as Markdown", testid: "session-export-md", onSelect: () => void exportSession(store, s.id, "md") },
-              { key: "json", label: "Export as JSON", testid: "session-export-json", onSelect: () => void exportSession(store, s.id, "json") },
-            ]}
-          />
           <button type="button" ref={renameBtn} class="icon-btn sm" data-testid="session-rename" aria-label={`Rename “${name}”`} title="Rename" onClick={() => (renaming.value = true)}>
             <IPencil size={15} />
           </button>
@@ -275,9 +263,17 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
             testid="session-organise"
             menuTestid="session-organise-list"
             label={`Organise “${name}”`}
-            title="Pin, archive, move to a project"
+            title="Pin, archive, move to a project, export"
             icon={<IMore size={16} />}
-            items={[...organiseItems, { key: "delete", label: "Delete (undo for a few seconds)", icon: <ITrash size={15} />, danger: true, testid: "session-delete-undo", onSelect: deleteNow }]}
+            items={[
+              ...organiseItems,
+              // Export sits in this menu, not beside it: four icons on a
+              // hovered row covered half of it, and a click on the row's
+              // middle landed on one instead of opening the session.
+              { key: "export-md", label: "Export as Markdown", icon: <IDownload size={15} />, testid: "session-export-md", onSelect: () => void exportSession(store, s.id, "md") },
+              { key: "export-json", label: "Export as JSON", icon: <IDownload size={15} />, testid: "session-export-json", onSelect: () => void exportSession(store, s.id, "json") },
+              { key: "delete", label: "Delete (undo for a few seconds)", icon: <ITrash size={15} />, danger: true, testid: "session-delete-undo", onSelect: deleteNow },
+            ]}
           />
         </span>
       )}
