@@ -35,6 +35,9 @@ func TestUIVersions(t *testing.T) {
 	b.hover(itemSel("user"))
 	b.click(itemSel("user") + " [data-testid=retry-message]")
 	b.waitJSFor("2 / 2", q("[data-testid=version-label]")+"?.textContent === '2 / 2'", 30*time.Second)
+	// The retry's answer streams in after the switch: wait for it, then
+	// it alone shows.
+	b.waitJSFor("the retry's answer, alone", qa(itemSel("assistant"))+".length === 1", 30*time.Second)
 	b.waitIdle()
 	if n := b.count(itemSel("assistant")); n != 1 {
 		t.Errorf("after a retry %d answers show, want the newest only", n)
