@@ -169,6 +169,7 @@ func slowReplays(tb testing.TB, addr, path string, load slowLoad) (stop func() (
 		total    atomic.Int64
 		dropped  atomic.Int64
 		stopping atomic.Bool
+		why      atomic.Value // the first drop's reason, for the failure message
 		mu       sync.Mutex
 		conns    []net.Conn
 		wg       sync.WaitGroup
@@ -192,6 +193,7 @@ func slowReplays(tb testing.TB, addr, path string, load slowLoad) (stop func() (
 			status, err := rd.ReadString('\n')
 			if err != nil || !strings.Contains(status, " 200 ") {
 				dropped.Add(1)
+				why.CompareAndSwap(nil, fmt.Sprintf("client %d from %s: status %q, %v", i, local, strings.TrimSpace(status), err))
 				return
 			}
 			buf := make([]byte, load.chunk)
@@ -201,6 +203,7 @@ func slowReplays(tb testing.TB, addr, path string, load slowLoad) (stop func() (
 				if err != nil {
 					if !stopping.Load() {
 						dropped.Add(1)
+						why.CompareAndSwap(nil, fmt.Sprintf("client %d from %s: closed (all clients had read %d bytes): %v", i, local, total.Load(), err))
 					}
 					return
 				}
@@ -216,6 +219,9 @@ func slowReplays(tb testing.TB, addr, path string, load slowLoad) (stop func() (
 		}
 		mu.Unlock()
 		wg.Wait()
+		if w, ok := why.Load().(string); ok {
+			tb.Logf("first dropped: %s", w)
+		}
 		return total.Load(), int(dropped.Load())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -96,6 +97,9 @@ func (g *gitRepo) runTo(ctx context.Context, stdin io.Reader, stdout io.Writer, 
 	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, g.bin, full...)
 	cmd.Dir = g.ws
+	// A git outlives a process killed mid-checkpoint and keeps writing in
+	// the shadow repository; it dies with its parent instead.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = append(g.env[:len(g.env):len(g.env)], extraEnv...)
 	cmd.Stdin = stdin
 	cmd.Stdout = stdout
