@@ -66,7 +66,7 @@ func testMain(m *testing.M) int {
 func startRunner(t testing.TB, bin, ns, url, ws, sp string, extra ...string) *e2etest.RunnerProc {
 	t.Helper()
 	args := append([]string{"runner", "--database", url, "--data-dir", t.TempDir(), "--workspace", ws, "--demo-script", sp,
-		"--lease", "2s", "--grace", "5s", "--approval-mode", "off"}, extra...)
+		"--lease", clusterLease, "--grace", "5s", "--approval-mode", "off"}, extra...)
 	cmd, name := bin, "runner"
 	if ns != "" {
 		cmd, args, name = "ip", append([]string{"netns", "exec", ns, bin}, args...), "runner@"+ns
@@ -100,5 +100,12 @@ func startRunner(t testing.TB, bin, ns, url, ws, sp string, extra ...string) *e2
 func startWeb(t testing.TB, bin, url, ws, sp string) *e2etest.WebProc {
 	t.Helper()
 	return e2etest.StartServe(t, bin, t.TempDir(), ws, sp, "--runner=none", "--database", url, "--approval-mode", "off",
-		"--max-retries", "2", "--retry-backoff", "200ms")
+		"--max-retries", "2", "--retry-backoff", "200ms", "--lease", clusterLease)
 }
+
+// clusterLease is the lease of the cluster's processes. Five -race
+// processes, PostgreSQL and the checkpoints' git calls share two cores
+// beside the rest of make test: with 2 s a busy runner's renewal came
+// late and a run went recovering with no runner dead ("started 2 times
+// with no runner dying"). The kill and freeze phases wait about a lease.
+const clusterLease = "4s"
