@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	workspaces "github.com/caduceus-dev/caduceus/internal/workspace"
 )
 
 // PathError reports a path that would leave the workspace. Tools turn it
@@ -59,17 +61,9 @@ func openWorkspace(dir string) (*workspaceFS, error) {
 	if dir == "" {
 		return nil, errors.New("no workspace configured")
 	}
-	abs, err := filepath.Abs(dir)
+	root, abs, real, err := workspaces.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
-	}
-	root, err := os.OpenRoot(real)
-	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
+		return nil, err
 	}
 	return &workspaceFS{root: root, dir: abs, real: real}, nil
 }

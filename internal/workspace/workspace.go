@@ -99,22 +99,34 @@ type Workspace struct {
 
 // Open opens dir as a workspace.
 func Open(dir string) (*Workspace, error) {
-	if dir == "" {
-		return nil, errors.New("workspace: no directory given")
-	}
-	abs, err := filepath.Abs(dir)
+	root, abs, real, err := OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
-	}
-	root, err := os.OpenRoot(real)
-	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
+		return nil, err
 	}
 	return &Workspace{root: root, dir: abs, real: real}, nil
+}
+
+// OpenRoot opens dir as an os.Root on its real path and returns the root,
+// dir made absolute and dir with its symlinks resolved (a path given in
+// either spelling is the workspace's). The agent's tools and people's
+// views of a workspace open it the same way. The caller closes the root.
+func OpenRoot(dir string) (root *os.Root, abs, real string, err error) {
+	if dir == "" {
+		return nil, "", "", errors.New("workspace: no directory given")
+	}
+	abs, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("workspace: %w", err)
+	}
+	real, err = filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("workspace: %w", err)
+	}
+	root, err = os.OpenRoot(real)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("workspace: %w", err)
+	}
+	return root, abs, real, nil
 }
 
 // Close releases the workspace's descriptor.
