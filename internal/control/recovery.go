@@ -70,6 +70,21 @@ func Interrupt(ctx context.Context, tx store.Tx, runID string, why string) error
 	return stopTransient(ctx, tx, r, evs, "", why, diag, now)
 }
 
+// InterruptHeldBy interrupts the run only while holder still holds it:
+// whoever decided it was abandoned saw it held by holder, and it may since
+// have ended, parked, or been claimed by a live runner, which must not
+// lose it. Otherwise it fails with ErrConflict and changes nothing.
+func InterruptHeldBy(ctx context.Context, tx store.Tx, runID, holder, why string) error {
+	r, err := tx.GetRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if r.RunnerID != holder {
+		return fmt.Errorf("interrupt run %s: held by %q now, not %q: %w", runID, r.RunnerID, holder, store.ErrConflict)
+	}
+	return Interrupt(ctx, tx, runID, why)
+}
+
 // Recover stops a run its runner holds after a failure a retry may fix (a
 // provider that is rate limited, overloaded or unreachable): recovering
 // while retries are left, else interrupted, so a person can resume it

@@ -292,9 +292,10 @@ func (r *Runner) settleOrphans(ctx context.Context, held []string) {
 	r.mu.Unlock()
 	for _, id := range orphans {
 		err := r.w.Do(ctx, func(tx store.Tx) error {
-			return control.Interrupt(ctx, tx, id, "its runner could not write to the database for a while")
+			return control.InterruptHeldBy(ctx, tx, id, r.id, "its runner could not write to the database for a while")
 		})
-		if err != nil && ctx.Err() == nil {
+		// A conflict: the run ended or parked after the heartbeat saw it.
+		if err != nil && !errors.Is(err, store.ErrConflict) && ctx.Err() == nil {
 			r.log.Warn("settling a run whose ending was not written", "run", id, "err", err)
 		}
 	}
@@ -357,8 +358,14 @@ func (r *Runner) start(claimed store.Run) {
 	go func() {
 		defer r.wg.Done()
 		defer func() {
+			// A parked run may be answered and claimed again before this
+			// execution has wound down: the entry may be the new one's,
+			// and removing it would make the heartbeat take the run for
+			// an orphan and interrupt it under its new execution.
 			r.mu.Lock()
-			delete(r.active, claimed.ID)
+			if r.active[claimed.ID] == a {
+				delete(r.active, claimed.ID)
+			}
 			r.mu.Unlock()
 			cancel(nil)
 			r.poke()

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"syscall"
@@ -112,7 +113,21 @@ func (d *Watchdog) Sweep(ctx context.Context) {
 		if ru.RunnerID == "" && (ru.Status == run.AwaitingApproval || ru.Status == run.AwaitingClarify) {
 			continue // released already; claimable as it is
 		}
-		err := d.w.Do(ctx, func(tx store.Tx) error { return control.Interrupt(ctx, tx, ru.ID, why) })
+		err := d.w.Do(ctx, func(tx store.Tx) error {
+			// What was seen may be stale: a runner that renewed the lease
+			// since is alive, and a run claimed anew belongs to its new
+			// runner (InterruptHeldBy).
+			if !dead[ru.RunnerID] {
+				cur, err := tx.GetRun(ctx, ru.ID)
+				if err != nil {
+					return err
+				}
+				if cur.LeaseExpiresAt.After(time.Now()) {
+					return fmt.Errorf("run %s: its lease was renewed: %w", ru.ID, store.ErrConflict)
+				}
+			}
+			return control.InterruptHeldBy(ctx, tx, ru.ID, ru.RunnerID, why)
+		})
 		switch {
 		case errors.Is(err, store.ErrConflict):
 			// Another watchdog got there first, or the runner woke up.

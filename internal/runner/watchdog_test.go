@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"testing"
@@ -97,6 +98,68 @@ func TestWatchdogSweep(t *testing.T) {
 				rs, _ := e.st.ListRunners(e.ctx)
 				if forgot := len(rs) == 0; forgot != tc.forgot {
 					t.Fatalf("runners after the sweep: %+v, want forgotten: %v", rs, tc.forgot)
+				}
+			})
+		}
+	})
+}
+
+// staleRuns is a store whose list of runs is the one taken before: what
+// the watchdog saw, while the runs moved on before it acted.
+type staleRuns struct {
+	store.Store
+	seen []store.Run
+}
+
+func (s staleRuns) RunsWithStatus(context.Context, ...run.Status) ([]store.Run, error) {
+	return s.seen, nil
+}
+
+// The watchdog acts on what it saw only if it still holds: a run whose
+// expired lease was renewed since, or that a live runner claimed anew,
+// keeps running under that runner.
+func TestWatchdogSweepActsOnlyOnWhatStillHolds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		after string // the runner holding the run when the watchdog acts
+	}{
+		{"the late runner renewed its lease", "rnr_late"},
+		{"another runner claimed the run", "rnr_next"},
+	}
+	storetest.Each(t, pg, func(t *testing.T, open storetest.Open) {
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t, open, script(turn(text("hi"))), control.RetryPolicy{})
+				r := e.send("go")
+				hold := func(runnerID string, lease time.Duration) store.Run {
+					var ru store.Run
+					err := e.w.Do(e.ctx, func(tx store.Tx) error {
+						for _, id := range []string{"rnr_late", "rnr_next"} {
+							now := time.Now()
+							if err := tx.UpsertRunner(e.ctx, store.RunnerInfo{ID: id, Host: "elsewhere", PID: 1, StartedAt: now, HeartbeatAt: now}); err != nil {
+								return err
+							}
+						}
+						var err error
+						if ru, err = tx.GetRun(e.ctx, r.ID); err != nil {
+							return err
+						}
+						ru.Status, ru.RunnerID, ru.LeaseExpiresAt, ru.StartedAt, ru.Attempt = run.Running, runnerID, time.Now().Add(lease), time.Now(), 1
+						return tx.UpdateRun(e.ctx, ru)
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return ru
+				}
+				seen := hold("rnr_late", -time.Second)
+				hold(tc.after, time.Minute)
+				wd := runner.NewWatchdog(staleRuns{Store: e.st, seen: []store.Run{seen}}, e.w, "", runner.Config{Lease: time.Second}, slog.New(slog.DiscardHandler))
+				wd.Sweep(e.ctx)
+				if got := e.run(r.ID); got.Status != run.Running || got.RunnerID != tc.after {
+					t.Fatalf("after a sweep the run is %s held by %q, want running held by %q", got.Status, got.RunnerID, tc.after)
 				}
 			})
 		}
