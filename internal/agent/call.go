@@ -37,8 +37,15 @@ func (l *Loop) call(ctx context.Context, h Host, c provider.ToolCall) (provider.
 	}
 	// The wait for a person is reported apart from the call's own time, so
 	// a card says "1.2s" for the command and "waited 40s for approval".
+	// A call that ran counts from the moment it began executing: the
+	// checkpoint before it and the journal's flush are the server's time,
+	// not the command's.
+	took := max(0, time.Since(started)-w.here)
+	if !w.ran.IsZero() {
+		took = time.Since(w.ran)
+	}
 	done := event.ToolDonePayload{ToolCallID: c.ID, Name: c.Name, Status: res.Status,
-		DurationMS: max(0, time.Since(started)-w.here).Milliseconds(), WaitMS: w.total().Milliseconds(), Output: res.Output, Result: data}
+		DurationMS: took.Milliseconds(), WaitMS: w.total().Milliseconds(), Output: res.Output, Result: data}
 	if res.Status != event.ToolOK {
 		done.Error = firstLine(res.Output)
 	}
@@ -64,6 +71,8 @@ type WaitReporter interface {
 // Approve or Clarify in this claim, and as the host reports it.
 type waits struct {
 	here, reported time.Duration
+	// ran is when the tool began executing (zero: it never did).
+	ran time.Time
 }
 
 func (w waits) total() time.Duration { return max(w.here, w.reported) }
@@ -143,6 +152,7 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall, w 
 	if err := h.Flush(ctx); err != nil {
 		return tool.Result{}, err
 	}
+	w.ran = time.Now()
 	out := newRedactedOutput(l.Redactor, func(stream, text string) {
 		_ = h.Emit(event.ToolUpdated, event.ToolUpdatedPayload{ToolCallID: c.ID, Stream: stream, Output: text})
 	})
