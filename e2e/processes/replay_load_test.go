@@ -163,12 +163,14 @@ type slowLoad struct {
 // each within the per-address limits), and reads them slowly until
 // stop is called, which closes them and returns the bytes the clients
 // read and how many clients the server refused or closed before that.
+// It returns once every client has been answered (or refused).
 func slowReplays(tb testing.TB, addr, path string, load slowLoad) (stop func() (read int64, dropped int)) {
 	tb.Helper()
 	var (
 		total    atomic.Int64
 		dropped  atomic.Int64
 		stopping atomic.Bool
+		settled  atomic.Int64 // clients answered or refused
 		why      atomic.Value // the first drop's reason, for the failure message
 		mu       sync.Mutex
 		conns    []net.Conn
@@ -191,6 +193,7 @@ func slowReplays(tb testing.TB, addr, path string, load slowLoad) (stop func() (
 			defer wg.Done()
 			rd := bufio.NewReaderSize(c, load.chunk)
 			status, err := rd.ReadString('\n')
+			settled.Add(1)
 			if err != nil || !strings.Contains(status, " 200 ") {
 				dropped.Add(1)
 				why.CompareAndSwap(nil, fmt.Sprintf("client %d from %s: status %q, %v", i, local, strings.TrimSpace(status), err))
@@ -211,7 +214,7 @@ func slowReplays(tb testing.TB, addr, path string, load slowLoad) (stop func() (
 			}
 		}()
 	}
-	return func() (int64, int) {
+	stop = func() (int64, int) {
 		stopping.Store(true)
 		mu.Lock()
 		for _, c := range conns {
@@ -224,4 +227,15 @@ func slowReplays(tb testing.TB, addr, path string, load slowLoad) (stop func() (
 		}
 		return total.Load(), int(dropped.Load())
 	}
+	// The load is all the clients streaming at once: on a loaded machine
+	// the last ones are answered seconds after the first, and stopping
+	// before then would take a client still waiting for its first byte
+	// for one the server dropped.
+	for deadline := time.Now().Add(time.Minute); settled.Load() < int64(load.clients); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			stop()
+			tb.Fatalf("%d of %d clients got no answer within a minute", int64(load.clients)-settled.Load(), load.clients)
+		}
+	}
+	return stop
 }
