@@ -22,7 +22,10 @@ run:
 # Everything but e2e/processes and e2e/cluster runs niced: the runner processes those tests
 # start must renew a 2 s lease in time, so they get the CPU first (on a
 # loaded machine a starved runner lost its lease in TestRunnerSIGTERMHandsOver).
-GOTEST   = go test -race -count=1 -json
+# The acceptance packages take 4-6 minutes alone beside each other; on a
+# loaded machine a slow run should finish rather than hit go test's
+# 10-minute default.
+GOTEST   = go test -race -count=1 -json -timeout 20m
 SLOW    ?= 10s
 SLOWEST ?= 10
 TIMES    = bin/test-times.txt
@@ -55,11 +58,8 @@ test-e2e-processes:
 test-e2e-cluster:
 	@$(GOTEST) ./e2e/cluster/ | $(PROGRESS)
 
-# Chromium shares two cores with the other four processes: the package
-# takes 4-6 minutes alone, more on a loaded machine; a slow run should
-# finish rather than hit go test's 10-minute default.
 test-e2e-browser:
-	@nice -n 10 $(GOTEST) -timeout 20m ./e2e/browser/ | $(PROGRESS)
+	@nice -n 10 $(GOTEST) ./e2e/browser/ | $(PROGRESS)
 
 # Debian's chromium for the browser tests, installed when missing (also
 # under CI=true without a terminal). The version is read from the binary
