@@ -43,6 +43,22 @@ func TestSteerReachesTheNextModelCall(t *testing.T) {
 	if !got.Steered || got.ID != r.ID {
 		t.Fatalf("steer answered %+v, want steered into %s", got, r.ID)
 	}
+	// Before its step boundary the steer shows at once as pending, last,
+	// live (message.steered) and after a reload.
+	st.Until(t, "message.steered", func(e event.Event) bool {
+		return e.RunID == r.ID && e.Type == event.MessageSteered && e2etest.Payload[event.MessageSteeredPayload](t, e).Content == steer
+	})
+	var pend struct {
+		Items []struct {
+			Text    string `json:"text"`
+			Steer   bool   `json:"steer"`
+			Pending bool   `json:"pending"`
+		} `json:"items"`
+	}
+	e2etest.Do(t, "GET", s.URL+"/api/sessions/"+sid+"/messages", nil, &pend)
+	if n := len(pend.Items); n == 0 || !pend.Items[n-1].Pending || !pend.Items[n-1].Steer || pend.Items[n-1].Text != steer {
+		t.Fatalf("before delivery the transcript ends %+v, want the pending steer", pend.Items)
+	}
 	if err := os.WriteFile(filepath.Join(ws, "go.flag"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +108,10 @@ func TestSteerReachesTheNextModelCall(t *testing.T) {
 	// After a reload the transcript shows it where it landed.
 	var msgs struct {
 		Items []struct {
-			Kind  string `json:"kind"`
-			Text  string `json:"text"`
-			Steer bool   `json:"steer"`
+			Kind    string `json:"kind"`
+			Text    string `json:"text"`
+			Steer   bool   `json:"steer"`
+			Pending bool   `json:"pending"`
 		} `json:"items"`
 	}
 	e2etest.Do(t, "GET", s.URL+"/api/sessions/"+sid+"/messages", nil, &msgs)
@@ -103,6 +120,9 @@ func TestSteerReachesTheNextModelCall(t *testing.T) {
 		k := it.Kind
 		if it.Steer {
 			k += "(steer)"
+		}
+		if it.Pending {
+			k += "(pending)"
 		}
 		kinds = append(kinds, k)
 	}

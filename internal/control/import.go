@@ -87,6 +87,11 @@ func (s *Service) ImportSession(ctx context.Context, in NewImport) (store.Sessio
 				if event.Runless(e.Type) {
 					continue
 				}
+				// A steer not delivered yet: its stored control does not
+				// come along, so nothing would ever deliver it.
+				if e.Type == event.MessageSteered {
+					continue
+				}
 				if !json.Valid(e.Payload) {
 					return errorf(CodeInvalidInput, "run %d: a %s event's payload is not JSON", i+1, e.Type)
 				}

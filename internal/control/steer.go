@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
@@ -45,14 +46,26 @@ func steerTarget(runs []store.Run) (store.Run, bool) {
 	return store.Run{}, false
 }
 
-// steerInTx stores m as a steer of r. The returned run is r: the message
-// lands in it.
+// steerInTx stores m as a steer of r and journals it as message.steered,
+// so the transcript shows it at once as waiting for the next step (the
+// stored control alone is invisible until delivered). The returned run is
+// r: the message lands in it.
 func steerInTx(ctx context.Context, tx store.Tx, r store.Run, m Message, now time.Time) error {
-	b, err := json.Marshal(SteerPayload{MessageID: id.New("msg"), Content: m.Content, By: m.By})
+	p := SteerPayload{MessageID: id.New("msg"), Content: m.Content, By: m.By}
+	b, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
-	return tx.InsertControl(ctx, store.Control{ID: id.New("ctl"), RunID: r.ID, Kind: ControlSteer, Payload: b, CreatedAt: now})
+	c := store.Control{ID: id.New("ctl"), RunID: r.ID, Kind: ControlSteer, Payload: b, CreatedAt: now}
+	if err := tx.InsertControl(ctx, c); err != nil {
+		return err
+	}
+	_, err = tx.AppendEvents(ctx, "", event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.MessageSteered,
+		Payload: event.MessageSteeredPayload{MessageID: p.MessageID, Content: p.Content, By: p.By, ControlID: c.ID}})
+	if err != nil {
+		return fmt.Errorf("journaling the steer: %w", err)
+	}
+	return nil
 }
 
 // PendingSteers lists the steers of a run not yet delivered: those whose

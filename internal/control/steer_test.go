@@ -1,6 +1,7 @@
 package control_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -49,6 +50,19 @@ func TestSteer(t *testing.T) {
 			if steered != tt.steered || (steered && got.ID != first.ID) {
 				t.Fatalf("Deliver = %s steered %v, want steered %v", got.ID, steered, tt.steered)
 			}
+			// A steer is journaled at once (message.steered), with the ids
+			// its delivery carries later.
+			steeredEvs := ofType(e.runEvents(first.ID), event.MessageSteered)
+			if tt.steered != (len(steeredEvs) == 1) {
+				t.Fatalf("message.steered events of the run: %d, steered %v", len(steeredEvs), tt.steered)
+			}
+			var announced event.MessageSteeredPayload
+			if tt.steered {
+				announced = decode[event.MessageSteeredPayload](t, steeredEvs[0])
+				if announced.Content != "go left" || announced.MessageID == "" || announced.ControlID == "" || announced.By.Name != "otto" {
+					t.Fatalf("message.steered = %+v", announced)
+				}
+			}
 			if tt.delivered {
 				var steers []control.Steer
 				e.mustDo(func(tx store.Tx) error {
@@ -80,6 +94,9 @@ func TestSteer(t *testing.T) {
 				if len(users) != 1 || decode[event.MessageUserPayload](t, users[0]).Content != "go left" {
 					t.Fatalf("its message.user = %v", users)
 				}
+				if p := decode[event.MessageUserPayload](t, users[0]); tt.steered && (p.MessageID != announced.MessageID || p.ControlID != announced.ControlID) {
+					t.Fatalf("the queued steer's message.user %+v does not carry the ids of its message.steered %+v", p, announced)
+				}
 			}
 		})
 	}
@@ -92,4 +109,36 @@ func TestSteerRefusesAttachments(t *testing.T) {
 	_, err := e.svc.Send(e.ctx, s.ID, control.Message{Content: "x", IfBusy: control.IfBusySteer,
 		Attachments: []event.Attachment{{Path: "a.png", Name: "a.png", MIME: "image/png"}}})
 	wantCode(t, err, control.CodeInvalidInput)
+}
+
+// An imported run brings no steer that was still pending: its stored
+// control stays behind, so nothing would deliver it and the transcript
+// would show it waiting forever.
+func TestImportDropsPendingSteer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	raw := func(v any) []byte {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	s, err := e.svc.ImportSession(e.ctx, control.NewImport{Title: "imported", Runs: []control.ImportRun{{
+		Status: run.Completed, Input: "start",
+		Events: []control.ImportEvent{
+			{Type: event.MessageUser, Payload: raw(event.MessageUserPayload{MessageID: "msg_a", Content: "start"})},
+			{Type: event.MessageSteered, Payload: raw(event.MessageSteeredPayload{MessageID: "msg_s", Content: "go left", ControlID: "ctl_x"})},
+		},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := e.events(store.EventQuery{SessionID: s.ID})
+	if n := len(ofType(evs, event.MessageSteered)); n != 0 {
+		t.Fatalf("%d message.steered imported, want none", n)
+	}
+	if n := len(ofType(evs, event.MessageUser)); n != 1 {
+		t.Fatalf("%d message.user imported, want 1", n)
+	}
 }

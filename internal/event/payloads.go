@@ -97,6 +97,17 @@ type ErrorInfo struct {
 	Retryable bool `json:"retryable,omitempty"`
 }
 
+// MessageSteeredPayload is the payload of message.steered: the steer as
+// stored, before it reached the model. Its message.user later (a steer
+// delivered, or the queued run it became) carries the same MessageID and
+// ControlID.
+type MessageSteeredPayload struct {
+	MessageID string `json:"message_id"`
+	Content   string `json:"content"`
+	By        *Actor `json:"by,omitempty"`
+	ControlID string `json:"control_id"`
+}
+
 // MessageUserPayload is the payload of message.user.
 type MessageUserPayload struct {
 	MessageID string `json:"message_id"`

@@ -10,7 +10,10 @@ const (
 	RunDone    Type = "run.done"    // the one terminal event: completed, failed, cancelled or expired
 
 	// Conversation content.
-	MessageUser    Type = "message.user"    // the person's message that started the run
+	MessageUser Type = "message.user" // the person's message that started the run
+	// MessageSteered: a person steered a message into the running run; it
+	// waits for the run's next step boundary (issue 15).
+	MessageSteered Type = "message.steered"
 	MessageDelta   Type = "message.delta"   // a fragment of assistant text
 	MessageDone    Type = "message.done"    // an assistant text segment is complete (or cut short)
 	ReasoningDelta Type = "reasoning.delta" // a fragment of model reasoning
@@ -104,6 +107,7 @@ func Catalog() []Info {
 		{RunStatus, TierDefault, false, "non-terminal status change"},
 		{RunDone, TierDefault, true, "terminal state of the run"},
 		{MessageUser, TierDefault, false, "the person's message"},
+		{MessageSteered, TierDefault, false, "a steer waits for the running run's next step"},
 		{MessageDelta, TierDefault, false, "assistant text fragment"},
 		{MessageDone, TierDefault, false, "assistant text segment complete"},
 		{ReasoningDelta, TierDefault, false, "reasoning fragment"},

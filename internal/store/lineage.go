@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/transcript"
 )
 
 // maxLineage bounds how many ancestors a branch may have: a branch of a
@@ -46,8 +47,10 @@ func Inherited(ctx context.Context, r Reader, s Session, f EventQuery) ([]event.
 	return inherited(ctx, r, s.ParentSessionID, s.BranchedFromEventID, f, 1)
 }
 
-// inherited is the history of session id cut after event cut: its runs up
-// to the one holding cut, and of that one its events up to cut.
+// inherited is the history of session id cut after event cut: the
+// conversation that was on screen there — the run holding cut and its
+// ancestors in the session's tree of versions (transcript.Versions), not
+// every run made before it — and of the cut run its events up to cut.
 func inherited(ctx context.Context, r Reader, id string, cut int64, f EventQuery, depth int) ([]event.Event, []string, error) {
 	if depth > maxLineage {
 		return nil, nil, fmt.Errorf("session %q: lineage deeper than %d", id, maxLineage)
@@ -71,7 +74,44 @@ func inherited(ctx context.Context, r Reader, id string, cut int64, f EventQuery
 	if err != nil {
 		return nil, nil, err
 	}
+	ownRuns, err = visiblePath(ctx, r, id, own, ownRuns, f, cut)
+	if err != nil {
+		return nil, nil, err
+	}
 	return cutAt(append(evs, own...), append(runIDs, ownRuns...), cut)
+}
+
+// visiblePath narrows a session's own runs to the version path ending at
+// the run that holds event cut, when that run is the session's own: a
+// branch taken after a retry, an edit or an undo inherits what the person
+// saw, not the versions they had put aside (issue 15). A cut in an
+// inherited run, or a run the versions do not know (a journal without
+// run.queued), keeps the runs in their order, as before.
+func visiblePath(ctx context.Context, r Reader, id string, own []event.Event, runs []string, f EventQuery, cut int64) ([]string, error) {
+	cutRun := ""
+	for _, e := range own {
+		if e.ID == cut {
+			cutRun = e.RunID
+			break
+		}
+	}
+	if cutRun == "" {
+		return runs, nil
+	}
+	tree := own
+	if len(f.Types) > 0 || len(f.NotTypes) > 0 {
+		// The filter may have dropped what the versions are folded from.
+		var err error
+		tree, err = r.Events(ctx, EventQuery{SessionID: id, Types: []event.Type{event.RunQueued, event.VersionSelected}})
+		if err != nil {
+			return nil, fmt.Errorf("session %q: reading its versions: %w", id, err)
+		}
+	}
+	t := transcript.Versions(tree)
+	if !t.Has(cutRun) {
+		return runs, nil
+	}
+	return t.Path(cutRun), nil
 }
 
 // cutAt keeps the runs up to the one holding event cut, and of that one

@@ -70,6 +70,9 @@ func History(items []Item) (msgs []provider.Message, pending []Pending) {
 		it := &items[i]
 		switch it.Kind {
 		case KindUser:
+			if it.Pending {
+				continue // not delivered: the model reads it at a step boundary
+			}
 			flush(false)
 			msgs = append(msgs, UserMessage(it.Text, it.Attachments))
 			continue

@@ -6,6 +6,7 @@
 package transcript
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -51,6 +52,11 @@ type Item struct {
 	// Steer marks a user message steered into a running run: it stands
 	// where the run read it, between its steps.
 	Steer bool `json:"steer,omitempty"`
+	// Pending marks a steer not delivered yet (message.steered): it will
+	// reach the agent after its current step. Its delivery moves the item
+	// to where the run read it, or to the queued run it became. The model
+	// never sees a pending steer.
+	Pending bool `json:"pending,omitempty"`
 	// Continuation is the number of the goal's run a user message starts:
 	// the server wrote it, not a person.
 	Continuation int `json:"continuation,omitempty"`
@@ -186,9 +192,20 @@ func Fold(evs []event.Event) []Item {
 func (b *Builder) Add(e event.Event) {
 	b.session.add(e)
 	switch e.Type {
+	case event.MessageSteered:
+		var p event.MessageSteeredPayload
+		if json.Unmarshal(e.Payload, &p) == nil && p.MessageID != "" {
+			if _, ok := b.byID[p.MessageID]; ok {
+				return
+			}
+			it := &Item{ID: p.MessageID, Kind: KindUser, Text: p.Content, By: answeredBy(p.By), Steer: true, Pending: true}
+			b.push(it, e)
+			b.byID[p.MessageID] = it
+		}
 	case event.MessageUser:
 		var p event.MessageUserPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
+			b.dropPending(p.MessageID)
 			b.push(&Item{ID: p.MessageID, Kind: KindUser, Text: p.Content, By: answeredBy(p.By), Attachments: p.Attachments, Steer: p.Steer, Continuation: p.Continuation}, e)
 		}
 	case event.MessageDelta, event.ReasoningDelta:
@@ -430,6 +447,29 @@ func (b *Builder) withdraw(runID string) {
 	b.items = slices.DeleteFunc(b.items, func(it *Item) bool { return it.RunID == runID })
 }
 
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// dropPending removes the pending steer id: its message.user puts it
+// where it was delivered instead.
+func (b *Builder) dropPending(id string) {
+	it, ok := b.byID[id]
+	if !ok || !it.Pending {
+		return
+	}
+	delete(b.byID, id)
+	for i, x := range b.items {
+		if x == it {
+			b.items = append(b.items[:i], b.items[i+1:]...)
+			return
+		}
+	}
+}
+
 func (b *Builder) push(it *Item, e event.Event) {
 	it.RunID, it.CreatedAt, it.LastEventID = e.RunID, e.TS, e.ID
 	b.items = append(b.items, it)
@@ -472,6 +512,11 @@ func (b *Builder) Items() []Item {
 			out[i].Queued = true
 		}
 	}
+	// A pending steer waits below what its run still writes: it reaches
+	// the agent after the current step, so it reads last until then.
+	slices.SortStableFunc(out, func(x, y Item) int {
+		return cmp.Compare(boolInt(x.Pending), boolInt(y.Pending))
+	})
 	answered := map[string]bool{} // runs with assistant text further on
 	for i := len(out) - 1; i >= 0; i-- {
 		if out[i].Kind != KindAssistant {

@@ -86,3 +86,63 @@ func testSessionLineage(t *testing.T, open Open) {
 		}
 	}
 }
+
+// testBranchVersionPath: a branch of a session that has versions inherits
+// the conversation on screen at the branch point — the cut run and its
+// ancestors in the tree of versions — not every run made before it, with
+// or without a type filter; the parent's own history is unchanged.
+func testBranchVersionPath(t *testing.T, open Open) {
+	ctx := context.Background()
+	db := fresh(t, open)
+	addSession(t, db, "sV", t0)
+	// r1, r2, then r2b a retry of r2 (its sibling), r3 after r2b; then a
+	// person switches back to r2.
+	var msg = map[string][]event.Event{}
+	for i, rv := range []struct{ id, of string }{{"r1", ""}, {"r2", ""}, {"r2b", "r2"}, {"r3", ""}} {
+		addRun(t, db, store.Run{ID: rv.id, SessionID: "sV", Status: run.Completed, CreatedAt: at(i)})
+		msg[rv.id] = appendEvents(t, db, "",
+			draft("sV", rv.id, event.RunQueued, event.RunQueuedPayload{VersionOf: rv.of}),
+			draft("sV", rv.id, event.MessageUser, map[string]string{"text": rv.id}),
+			draft("sV", rv.id, event.MessageDone, map[string]string{"id": "a-" + rv.id}))
+	}
+	appendEvents(t, db, "", draft("sV", "", event.VersionSelected, event.VersionSelectedPayload{Leaf: "r2", Cause: "switch"}))
+
+	tests := []struct {
+		name     string
+		cut      int64
+		wantRuns []string
+	}{
+		{"at the retry's answer", msg["r2b"][2].ID, []string{"r1", "r2b"}},
+		{"after the retry", msg["r3"][2].ID, []string{"r1", "r2b", "r3"}},
+		{"at the version put aside", msg["r2"][1].ID, []string{"r1", "r2"}},
+		{"before any version", msg["r1"][2].ID, []string{"r1"}},
+	}
+	filters := map[string]store.EventQuery{
+		"all":          {},
+		"cut types":    {Types: []event.Type{event.MessageUser, event.MessageDone}},
+		"not versions": {NotTypes: []event.Type{event.RunQueued, event.VersionSelected}},
+	}
+	for i, tc := range tests {
+		b := store.Session{ID: "sB" + string(rune('a'+i)), Title: "b", Workspace: "/ws", CreatedAt: at(10), UpdatedAt: at(10),
+			ParentSessionID: "sV", BranchedFromEventID: tc.cut}
+		write(t, db, func(tx store.Tx) error { return tx.InsertSession(ctx, b) })
+		for fname, f := range filters {
+			evs, runs, err := store.Inherited(ctx, db, b, f)
+			if err != nil {
+				t.Fatalf("%s, %s: Inherited: %v", tc.name, fname, err)
+			}
+			if !slices.Equal(runs, tc.wantRuns) {
+				t.Errorf("%s, %s: runs = %v, want %v", tc.name, fname, runs, tc.wantRuns)
+			}
+			for _, e := range evs {
+				if !slices.Contains(tc.wantRuns, e.RunID) || e.ID > tc.cut && e.RunID == tc.wantRuns[len(tc.wantRuns)-1] {
+					t.Errorf("%s, %s: inherited event %d of run %q beyond the visible path", tc.name, fname, e.ID, e.RunID)
+				}
+			}
+		}
+	}
+	_, runs, err := store.SessionHistory(ctx, db, "sV")
+	if err != nil || !slices.Equal(runs, []string{"r1", "r2", "r2b", "r3"}) {
+		t.Fatalf("SessionHistory(sV) runs = %v, %v; the parent keeps every run", runs, err)
+	}
+}

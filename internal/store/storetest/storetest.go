@@ -64,6 +64,7 @@ func Run(t *testing.T, open Open) {
 		{"Checkpoints", testCheckpoints},
 		// Issue 15, branch.
 		{"SessionLineage", testSessionLineage},
+		{"BranchVersionPath", testBranchVersionPath},
 		// Goals (issue 15).
 		{"Goals", testGoals},
 		// Organising sessions.

@@ -236,7 +236,8 @@ export function haltRun(roots: Roots, runId: string, status: string, at: number,
   return updateNode(roots, runId, runId, (root) => ({ ...closeOpen(root, "error", at), state: runState(status), replay: root.replay && replay }));
 }
 
-/** The tree for a loaded transcript: runs from GET /runs (oldest first),
+/** The tree for a loaded transcript: runs from GET /runs (oldest first)
+ * that the snapshot folded — the version path on screen —,
  * their times, turns and resume marks from the snapshot's activity (the
  * server's fold of the same events the live view reduces), reasoning and
  * tool nodes from the items grouped by run and turn. Everything is replay.
@@ -251,8 +252,13 @@ export function buildActivity(runs: Run[], items: Item[], activity: RunActivity[
     list.push(it);
   }
   const spans = new Map(activity.map((a) => [a.run_id, a]));
+  // The server folds only the version on screen (issue 15): a run of
+  // another version has neither items nor activity in the snapshot, and
+  // its root would show work the transcript does not.
+  const visible = new Set([...spans.keys(), ...items.map((it) => it.run_id)]);
   const roots: Roots = [];
   for (const run of runs) {
+    if (!visible.has(run.id)) continue;
     const span = spans.get(run.id);
     if (!run.started_at && !span?.started_at) continue; // never ran (a resumed run waiting again did)
     const root = runNode(run, true, undefined, {

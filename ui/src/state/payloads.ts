@@ -10,6 +10,7 @@ export interface RunStartedP { attempt: number; model: string; provider: string;
  * is which automatic retry comes next, 1-based). */
 export interface RunStatusP { status: string; reason?: string; retry?: number; max_retries?: number; retry_at?: string }
 export interface RunDoneP { status: string; error?: ErrorInfo; usage?: UsageTotals; by?: ActorP }
+export interface MessageSteeredP { message_id: string; content: string; by?: ActorP; control_id: string }
 export interface MessageUserP { message_id: string; content: string; by?: ActorP; attachments?: Attachment[]; steer?: boolean; continuation?: number }
 export interface DeltaP { id: string; turn_id: string; delta: string }
 /** duration_ms: reasoning.done only, how long the model reasoned. */

@@ -142,7 +142,9 @@ function insert(m: SessionModel, im: ItemModel): void {
   const list = m.state.items.value;
   const o = orderOf(m, im.sig.peek().run_id);
   let at = list.length;
-  while (at > 0 && orderOf(m, list[at - 1].sig.peek().run_id) > o) at--;
+  // A pending steer reads last until delivered, as in the server's fold.
+  if (!im.sig.peek().pending) while (at > 0 && list[at - 1].sig.peek().pending) at--;
+  while (at > 0 && orderOf(m, list[at - 1].sig.peek().run_id) > o && !list[at - 1].sig.peek().pending) at--;
   const next = list.slice();
   next.splice(at, 0, im);
   m.state.items.value = next;
@@ -501,8 +503,21 @@ export const handlers: Record<EventType, Handler> = {
       act(m, (r) => A.endRun(r, ev.run_id, p.status, Date.parse(ev.ts), replay));
     }
   },
+  "message.steered": (m, ev, _env, replay) => {
+    const p = ev.payload as P.MessageSteeredP;
+    if (m.byId.has(p.message_id)) return;
+    const by = p.by && p.by.kind !== "local" ? p.by.name : undefined;
+    push(m, newItem(ev, { id: p.message_id, kind: "user", text: p.content, steer: true, pending: true, ...(by ? { by } : {}) }, replay));
+  },
   "message.user": (m, ev, _env, replay) => {
     const p = ev.payload as P.MessageUserP;
+    // A pending steer delivered: it moves to where it landed (its run's
+    // step boundary, or the queued run it became).
+    const was = m.byId.get(p.message_id);
+    if (was?.sig.peek().pending) {
+      m.byId.delete(p.message_id);
+      m.state.items.value = m.state.items.value.filter((x) => x !== was);
+    }
     if (m.byId.has(p.message_id)) return;
     // Marked queued until a runner takes the run, like the server's fold.
     const queued = !m.started.has(ev.run_id) && !TERMINAL.has(m.runs.get(ev.run_id)?.status ?? "") ? true : undefined;

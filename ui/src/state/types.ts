@@ -13,7 +13,7 @@ import type { Signal } from "@preact/signals";
  * browser test through window.caduceus.handledEventTypes()). */
 export type EventType =
   | "run.queued" | "run.started" | "run.status" | "run.done"
-  | "message.user" | "message.delta" | "message.done"
+  | "message.user" | "message.steered" | "message.delta" | "message.done"
   | "reasoning.delta" | "reasoning.done"
   | "turn.started" | "turn.ended" | "usage" | "title.updated"
   | "tool.started" | "tool.updated" | "tool.done"
@@ -217,6 +217,9 @@ export interface Item {
   /** A user message steered into a running run: it stands where the run
    * read it, between its steps. */
   steer?: boolean;
+  /** A steer not delivered yet (message.steered): it reaches the agent
+   * after its current step and reads last until then (issue 15). */
+  pending?: boolean;
   /** A goal's run prompt (written by the server): its number. */
   continuation?: number;
   /** A user message whose run has other versions (retry, edit): which one

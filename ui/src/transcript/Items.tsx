@@ -82,15 +82,20 @@ function UserMessage({ item }: { item: Item }) {
   const [editing, setEditing] = useState(false);
   if (editing) return <EditMessage item={item} onDone={() => setEditing(false)} />;
   return (
-    <div class={"msg-user" + (item.steer || item.continuation ? " msg-steer" : "")} data-steer={item.steer ? "true" : undefined} data-continuation={item.continuation || undefined}>
-      {item.steer && <div class="msg-steer-note" data-testid="steer-note">Steered into the running turn</div>}
+    <div class={"msg-user" + (item.steer || item.continuation ? " msg-steer" : "") + (item.pending ? " msg-pending" : "")} data-steer={item.steer ? "true" : undefined}
+      data-pending={item.pending ? "true" : undefined} data-continuation={item.continuation || undefined}>
+      {item.steer && (
+        <div class="msg-steer-note" data-testid="steer-note">
+          {item.pending ? "Steer pending: will reach the agent after the current step" : "Steered into the running turn"}
+        </div>
+      )}
       {item.continuation && (
         <div class="msg-steer-note" data-testid="continuation-note">
           {item.continuation === 1 ? "Goal: first run" : `Goal: continuation ${item.continuation}`}
         </div>
       )}
       {item.by && item.by !== me && <div class="msg-author" data-testid="message-author">{item.by}</div>}
-      {item.text ? <MessageActions item={item}><UserVersionActions item={item} onEdit={() => setEditing(true)} /></MessageActions> : null}
+      {item.text && !item.pending ? <MessageActions item={item}><UserVersionActions item={item} onEdit={() => setEditing(true)} /></MessageActions> : null}
       {item.versions && <VersionNav item={item} />}
       {item.attachments?.length ? (
         <div class="msg-user-body">
