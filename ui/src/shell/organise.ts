@@ -163,9 +163,14 @@ export function undoDelete(store: Store, o: OrganiseState) {
 /** Follows the project events of the tab stream: another tab's (or
  * node's) new, changed or deleted project shows in this sidebar at once,
  * and a list showing a deleted project goes back to all sessions. Each
- * event carries the whole project, so the list is kept without fetching. */
+ * event carries the whole project, so the list is kept without fetching
+ * (but after a resync, when the stream starts over). */
 export function followProjects(store: Store, o: OrganiseState): () => void {
   return store.onProjectEvent((ev) => {
+    if (!ev) {
+      void loadProjects(store, o);
+      return;
+    }
     const list = o.projects.peek();
     if (ev.type === "project.deleted") {
       const pid = (ev.payload as ProjectDeletedP).id || ev.session_id;

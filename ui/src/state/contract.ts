@@ -89,8 +89,9 @@ export interface Store {
   organise(id: string, patch: OrganisePatch): Promise<ActionError | null>;
   deleteSession(id: string): Promise<ActionError | null>;
   /** Calls fn with every project.* event the tab stream brings (projects
-   * are the sidebar's view state); returns the unsubscribe. */
-  onProjectEvent(fn: (ev: Envelope) => void): () => void;
+   * are the sidebar's view state), or with null when the stream starts
+   * over (resync: load them again); returns the unsubscribe. */
+  onProjectEvent(fn: (ev: Envelope | null) => void): () => void;
   /** Sends a message to the active session; queued when busy. Attachments
    * are files uploadFiles saved. */
   /** Sets the active session's goal ({text, max_runs, …}) or its status

@@ -125,7 +125,7 @@ export function createStore(): Store & StoreInternals {
   let token = loadToken();
   let blocked = false; // the server refused our token: wait for a new one
   const deleting = new Set<string>(); // sessions this tab is deleting: no "deleted elsewhere" notice
-  const projectListeners = new Set<(ev: Envelope) => void>(); // the sidebar's projects (onProjectEvent)
+  const projectListeners = new Set<(ev: Envelope | null) => void>(); // the sidebar's projects (onProjectEvent)
   let hooksReady = false;
   let waitingTimer = 0;
 
@@ -478,6 +478,7 @@ export function createStore(): Store & StoreInternals {
     listCursor = 0;
     buffer = [];
     cache.clear();
+    for (const fn of projectListeners) fn(null);
     const sid = activeId.peek();
     void refreshLists().then(() => {
       if (sid && activeId.peek() === sid) void load(sid, true);
