@@ -239,3 +239,67 @@ func TestUIOrganise2DeleteUndo(t *testing.T) {
 	b.checkExceptions()
 	m.checkExceptions()
 }
+
+// The sidebar against issue 15: pinned first in their own group, then by
+// date; a session waiting for a person marked in its row (with a name for
+// screen readers); an archived one out of the default list, in the
+// Archived view, and found by a search of its messages.
+func TestUIOrganise2SidebarMarks(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Scenarios(
+		e2etest.Scenario("run a command",
+			e2etest.Turn(e2etest.Text("I need to run something."), e2etest.Call("run_command", `{"command":"echo marks"}`)),
+			e2etest.Turn(e2etest.Text("Done."))),
+		e2etest.Scenario("", e2etest.Turn(e2etest.Text("Filed under zanzibar."))),
+	), e2etest.WithApprovalMode("manual"))
+	ids := map[string]string{}
+	for _, title := range []string{"Pinned one", "Archived one", "Plain one", "Waiting one"} {
+		var out e2etest.SessionJSON
+		if c := e2etest.Do(t, "POST", s.URL+"/api/sessions", map[string]any{"title": title}, &out); c != http.StatusCreated {
+			t.Fatalf("create: %d", c)
+		}
+		ids[title] = out.ID
+	}
+	r := s.Send(t, ids["Archived one"], "remember this")
+	s.WaitStatus(t, r.ID, "completed")
+	for title, patch := range map[string]map[string]any{"Pinned one": {"pinned": true}, "Archived one": {"archived": true}} {
+		if c := e2etest.Do(t, "PATCH", s.URL+"/api/sessions/"+ids[title], patch, nil); c != http.StatusOK {
+			t.Fatalf("organise %s: %d", title, c)
+		}
+	}
+	w := s.Send(t, ids["Waiting one"], "please run a command")
+	s.WaitStatus(t, w.ID, "awaiting_approval")
+
+	b := openBrowser(t, s)
+	b.navigate("/")
+	b.waitVisible(sessionItemSel(ids["Waiting one"]) + " [data-testid=session-needs-you]")
+	if got := b.groups(); len(got) != 2 || got[0] != "pinned" || got[1] != "today" {
+		t.Errorf("groups %v, want [pinned today]", got)
+	}
+	if first := eval[string](b, qa("[data-testid=session-item]")+"[0]?.dataset.sessionId"); first != ids["Pinned one"] {
+		t.Errorf("first row %s, want the pinned session %s", first, ids["Pinned one"])
+	}
+	waiting := sessionItemSel(ids["Waiting one"])
+	if label := b.attr(waiting+" [data-testid=session-needs-you]", "aria-label"); label != "Waits for you" {
+		t.Errorf("the needs-you mark's name: %q", label)
+	}
+	if !eval[bool](b, q(waiting)+".classList.contains('needs-you')") {
+		t.Errorf("the waiting row is not marked")
+	}
+	if b.count(sessionItemSel(ids["Plain one"])+" [data-testid=session-needs-you]") != 0 {
+		t.Errorf("an idle session is marked as waiting for a person")
+	}
+	if b.count(sessionItemSel(ids["Archived one"])) != 0 {
+		t.Errorf("the archived session is in the default list")
+	}
+	t.Logf("screenshot: %s", b.screenshot(screenshotDir(t), "organise2-sidebar-marks-desktop-light"))
+
+	// Reachable: the Archived view, and a search of what was said in it.
+	b.chooseFilter("archived")
+	b.waitVisible(sessionItemSel(ids["Archived one"]))
+	b.chooseFilter("")
+	b.waitGone(sessionItemSel(ids["Archived one"]))
+	b.typeInto("[data-testid=session-search]", "zanzibar")
+	b.waitVisible("[data-testid=search-hit][data-session-id=" + ids["Archived one"] + "]")
+	b.checkExceptions()
+}
