@@ -167,7 +167,7 @@ func TestUIPolishSidebar(t *testing.T) {
 		b.typeInto("[data-testid=session-rename-input]", "Renamed on a phone")
 		b.press("Enter")
 		b.waitJS("the new title", q(row)+"?.textContent.includes('Renamed on a phone')")
-		// Delete from the menu asks first; Esc closes the menu.
+		// Esc closes the menu.
 		b.click(other + " [data-testid=session-menu]")
 		b.waitVisible("[data-testid=session-menu-list]")
 		b.waitJS("focus in the menu", "document.activeElement?.dataset.testid === 'session-menu-rename'")
@@ -177,10 +177,12 @@ func TestUIPolishSidebar(t *testing.T) {
 		if !b.visible("#sidebar.open") {
 			t.Errorf("Esc in the menu closed the drawer too")
 		}
+		// Delete from the menu hides the row at once, with Undo.
 		b.click(other + " [data-testid=session-menu]")
 		b.click("[data-testid=session-menu-delete]")
-		b.waitVisible("[data-testid=confirm-delete]")
-		b.click("[data-testid=cancel-delete]")
+		b.waitGone(other)
+		b.click("[data-testid=undo-delete]")
+		b.waitVisible(other)
 	})
 }
 

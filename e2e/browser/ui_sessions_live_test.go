@@ -160,7 +160,8 @@ func TestUISessionsLive(t *testing.T) {
 	b.waitSessionLoaded()
 	a.hover(sel)
 	a.click(sel + " [data-testid=session-delete]")
-	a.click("[data-testid=confirm-delete]")
+	// The DELETE goes out when A's undo time is up.
+	a.waitGone("[data-testid=undo-toast]")
 	start = time.Now()
 	within(b, "the deleted session to leave B", "!"+q(sel), start)
 	b.waitJS("B to show the neighbour", "location.pathname === "+js("/s/"+s2.ID))

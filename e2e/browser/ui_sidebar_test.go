@@ -88,22 +88,20 @@ func TestUISidebar(t *testing.T) {
 	b.clearInput("[data-testid=session-search]")
 	b.waitJS("all three sessions back", qa("[data-testid=session-item]")+".filter(e => e.getClientRects().length > 0).length === 3")
 
-	// Delete asks first: cancel keeps it, confirm removes it.
+	// Delete hides the row at once with Undo: undo keeps it, letting the
+	// time run out deletes it.
 	second := sessionItemSel(ids[1])
 	b.hover(second)
 	b.click(second + " [data-testid=session-delete]")
-	b.click("[data-testid=cancel-delete]")
-	b.waitGone("[data-testid=confirm-delete]")
-	if !b.visible(second) {
-		t.Fatalf("cancel-delete removed the session")
-	}
+	b.waitGone(second)
+	b.click("[data-testid=undo-delete]")
+	b.waitVisible(second)
 	b.hover(second)
 	b.click(second + " [data-testid=session-delete]")
-	b.click("[data-testid=confirm-delete]")
 	b.waitJS("the deleted session to leave the sidebar", "!"+q(second))
-	if c := e2etest.Do(t, "GET", s.URL+"/api/sessions/"+ids[1], nil, nil); c != http.StatusNotFound {
-		t.Errorf("deleted session: GET answers %d, want 404", c)
-	}
+	waitAPI(t, "the delete when the undo time is up", func() bool {
+		return e2etest.Do(t, "GET", s.URL+"/api/sessions/"+ids[1], nil, nil) == http.StatusNotFound
+	})
 
 	// A session waiting for approval: badge in the sidebar, counted in
 	// "needs you", answerable from there while another session is open.

@@ -40,6 +40,8 @@ func Commands() []Command {
 		// Organising sessions.
 		{Name: "pin", Description: "Pin or unpin this session"},
 		{Name: "archive", Description: "Archive this session (or unarchive it)"},
+		// Delete → DELETE /api/sessions/{id}, after the client's undo time.
+		{Name: "delete", Description: "Delete this session (undo for a few seconds)"},
 		{Name: "help", Description: "Show commands and keyboard shortcuts"},
 	}
 }

@@ -135,11 +135,11 @@ func (a *API) tabEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // LifecycleTypes are the event types GET /api/events carries from every
-// session.
+// session, and the project events.
 func LifecycleTypes() []event.Type {
 	return append([]event.Type{event.RunQueued, event.RunStarted, event.RunStatus, event.RunDone, event.TitleUpdated,
 		event.ApprovalRequested, event.ApprovalResolved, event.ClarifyRequested, event.ClarifyResolved},
-		event.SessionTypes()...)
+		append(event.SessionTypes(), event.ProjectTypes()...)...)
 }
 
 // runEvents streams one run and ends after its terminal event; a finished

@@ -152,8 +152,26 @@ func (s *Service) CreateProject(ctx context.Context, in ProjectInput) (store.Pro
 	if err := s.applyProject(&p, in); err != nil {
 		return store.Project{}, err
 	}
-	err := s.w.Do(ctx, func(tx store.Tx) error { return nameTaken(tx.InsertProject(ctx, p), p.Name) })
+	err := s.w.Do(ctx, func(tx store.Tx) error {
+		if err := nameTaken(tx.InsertProject(ctx, p), p.Name); err != nil {
+			return err
+		}
+		return announceProject(ctx, tx, event.ProjectCreated, p)
+	})
 	return p, err
+}
+
+// announceProject journals a project's new state, so every tab's sidebar
+// (on every node: the journal's commits wake the others) follows it.
+func announceProject(ctx context.Context, tx store.Tx, t event.Type, p store.Project) error {
+	_, err := tx.AppendEvents(ctx, "", event.Draft{SessionID: p.ID, Type: t, Payload: event.ProjectPayload{Project: ProjectInfo(p)}})
+	return err
+}
+
+// ProjectInfo is p as project events carry it.
+func ProjectInfo(p store.Project) event.ProjectInfo {
+	return event.ProjectInfo{ID: p.ID, Name: p.Name, Workspace: p.Workspace, Model: p.Model, Instructions: p.Instructions,
+		CreatedAt: event.Time{Time: p.CreatedAt}, UpdatedAt: event.Time{Time: p.UpdatedAt}}
 }
 
 // UpdateProject changes a project's fields; its sessions keep theirs (the
@@ -171,12 +189,24 @@ func (s *Service) UpdateProject(ctx context.Context, projectID string, in Projec
 		}
 		p.UpdatedAt = time.Now().UTC()
 		out = p
-		return nameTaken(tx.UpdateProject(ctx, p), p.Name)
+		if err := nameTaken(tx.UpdateProject(ctx, p), p.Name); err != nil {
+			return err
+		}
+		return announceProject(ctx, tx, event.ProjectUpdated, p)
 	})
 	return out, err
 }
 
-// DeleteProject deletes a project; its sessions stay, in no project.
+// DeleteProject deletes a project; its sessions stay, in no project. Its
+// project.deleted tells every tab to take the project off its sessions
+// too (the store clears project_id without a session.updated each).
 func (s *Service) DeleteProject(ctx context.Context, projectID string) error {
-	return s.w.Do(ctx, func(tx store.Tx) error { return tx.DeleteProject(ctx, projectID) })
+	return s.w.Do(ctx, func(tx store.Tx) error {
+		// The announcement first: its seq comes from the project's row.
+		if _, err := tx.AppendEvents(ctx, "", event.Draft{SessionID: projectID, Type: event.ProjectDeleted,
+			Payload: event.ProjectDeletedPayload{ID: projectID}}); err != nil {
+			return err
+		}
+		return tx.DeleteProject(ctx, projectID)
+	})
 }

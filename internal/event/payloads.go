@@ -380,6 +380,28 @@ type SessionDeletedPayload struct {
 	ID string `json:"id"`
 }
 
+// ProjectInfo is a project as project.created and project.updated carry
+// it: the whole project, so a tab replaces its copy.
+type ProjectInfo struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Workspace    string `json:"workspace"`
+	Model        string `json:"model"`
+	Instructions string `json:"instructions"`
+	CreatedAt    Time   `json:"created_at"`
+	UpdatedAt    Time   `json:"updated_at"`
+}
+
+// ProjectPayload is the payload of project.created and project.updated.
+type ProjectPayload struct {
+	Project ProjectInfo `json:"project"`
+}
+
+// ProjectDeletedPayload is the payload of project.deleted.
+type ProjectDeletedPayload struct {
+	ID string `json:"id"`
+}
+
 // TerminalOpenedPayload is the payload of terminal.opened.
 type TerminalOpenedPayload struct {
 	TerminalID string `json:"terminal_id"`

@@ -78,6 +78,16 @@ const (
 	// (run_id ""), heard by streams of that session.
 	VersionSelected Type = "version.selected" // a person switched version, undid or restored turns
 
+	// Projects (issue 15, organising sessions). They belong to no session
+	// and no run: journaled with run_id "" and the project's id in
+	// session_id, the key of their own gap-free seq (the project's row
+	// counts it), and heard by every tab, so each sidebar follows a project
+	// made, renamed or deleted anywhere. project.deleted outlives the
+	// project it announces.
+	ProjectCreated Type = "project.created" // a project was created
+	ProjectUpdated Type = "project.updated" // a project's name or defaults changed
+	ProjectDeleted Type = "project.deleted" // a project was deleted; its sessions are in none
+
 	// Resync is never journaled: a stream sends it when it cannot honour the
 	// client's cursor, so the client reloads state instead of showing a gap.
 	Resync Type = "resync"
@@ -137,6 +147,9 @@ func Catalog() []Info {
 		{TerminalClosed, TierDefault, false, "a terminal ended"},
 		{GoalUpdated, TierDefault, false, "the session's goal changed"},
 		{VersionSelected, TierDefault, false, "the version of the conversation on screen changed (switch, undo, restore)"},
+		{ProjectCreated, TierDefault, false, "a project was created"},
+		{ProjectUpdated, TierDefault, false, "a project's name or defaults changed"},
+		{ProjectDeleted, TierDefault, false, "a project was deleted"},
 		{Resync, TierDefault, false, "stream-only: cursor cannot be honoured"},
 	}
 }
@@ -157,7 +170,21 @@ func IsSession(t Type) bool {
 		t == TerminalOpened || t == TerminalClosed || t == GoalUpdated || t == VersionSelected
 }
 
+// ProjectTypes are the project types: events of no session and no run,
+// keyed by the project's id, which every tab hears.
+func ProjectTypes() []Type { return []Type{ProjectCreated, ProjectUpdated, ProjectDeleted} }
+
+// IsProject reports whether t is a project event: its session_id holds a
+// project's id and its seq is the project's.
+func IsProject(t Type) bool { return t == ProjectCreated || t == ProjectUpdated || t == ProjectDeleted }
+
 // Runless reports whether an event of type t may be journaled without a
-// run (run_id ""): the session events above, and the checkpoint types,
-// which a person's edit or rollback causes outside any run.
-func Runless(t Type) bool { return IsSession(t) || t == CheckpointCreated || t == CheckpointRestored }
+// run (run_id ""): the session and project events above, and the
+// checkpoint types, which a person's edit or rollback causes outside any
+// run.
+func Runless(t Type) bool {
+	return IsSession(t) || IsProject(t) || t == CheckpointCreated || t == CheckpointRestored
+}
+
+// RunlessOnly reports whether an event of type t must not name a run.
+func RunlessOnly(t Type) bool { return IsSession(t) || IsProject(t) }

@@ -86,7 +86,7 @@ func prepareDrafts(fence string, drafts []event.Draft) ([]draftRow, error) {
 		if d.SessionID == "" {
 			return nil, fmt.Errorf("append %s: a session id is required: %w", d.Type, store.ErrConflict)
 		}
-		if d.RunID == "" && !event.Runless(d.Type) || d.RunID != "" && event.IsSession(d.Type) {
+		if d.RunID == "" && !event.Runless(d.Type) || d.RunID != "" && event.RunlessOnly(d.Type) {
 			return nil, fmt.Errorf("append %s: run id %q does not fit the type: %w", d.Type, d.RunID, store.ErrConflict)
 		}
 		if d.RunID == "" && fence != "" {
@@ -115,7 +115,10 @@ func prepareDrafts(fence string, drafts []event.Draft) ([]draftRow, error) {
 // the drafts take them in order. A stream that is missing or fenced out
 // gets no row, so its drafts are not inserted; the caller sees fewer rows
 // than drafts and rolls the call back. Ids are drawn in the order the
-// SELECT yields rows, which ORDER BY ord makes the drafts' order.
+// SELECT yields rows, which ORDER BY ord makes the drafts' order. A
+// project's events (session_id = the project's id, migration 15) take their
+// seqs from the project's row the same way; session and project ids never
+// collide (their prefixes differ), so a draft of no run finds one row.
 const appendSQL = `WITH d AS (
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bool[], $6::text[])
 		WITH ORDINALITY AS d(run_id, session_id, type, ts_ms, terminal, payload, ord)
@@ -129,12 +132,18 @@ const appendSQL = `WITH d AS (
 	FROM (SELECT session_id, count(*) AS n FROM d WHERE run_id = '' GROUP BY session_id) c
 	WHERE sessions.id = c.session_id /*lock*/
 	RETURNING sessions.id, sessions.last_seq - c.n AS base
+), p AS (
+	UPDATE projects SET last_seq = projects.last_seq + c.n
+	FROM (SELECT session_id, count(*) AS n FROM d WHERE run_id = '' GROUP BY session_id) c
+	WHERE projects.id = c.session_id /*lock*/
+	RETURNING projects.id, projects.last_seq - c.n AS base
 ), n AS (
-	SELECT d.*, coalesce(r.base, s.base) + row_number() OVER (
+	SELECT d.*, coalesce(r.base, s.base, p.base) + row_number() OVER (
 		PARTITION BY d.run_id, CASE WHEN d.run_id = '' THEN d.session_id END ORDER BY d.ord) AS seq
 	FROM d LEFT JOIN r ON d.run_id <> '' AND r.id = d.run_id
 		LEFT JOIN s ON d.run_id = '' AND s.id = d.session_id
-	WHERE coalesce(r.base, s.base) IS NOT NULL
+		LEFT JOIN p ON d.run_id = '' AND p.id = d.session_id
+	WHERE coalesce(r.base, s.base, p.base) IS NOT NULL
 )
 INSERT INTO events (run_id, session_id, seq, type, ts_ms, terminal, payload)
 SELECT run_id, session_id, seq, type, ts_ms, terminal, payload FROM n ORDER BY ord

@@ -88,6 +88,7 @@ const (
 	wReleaseAppend
 	wReserveSeqs
 	wReserveSessionSeqs
+	wReserveProjectSeqs
 	wInsertEvent
 	numWstmts
 )
@@ -106,6 +107,8 @@ var writeSQL = [numWstmts]string{
 		WHERE id = ? AND (? = '' OR runner_id = ?) RETURNING last_seq`,
 	// The same for a session's lifecycle events, which belong to no run.
 	wReserveSessionSeqs: `UPDATE sessions SET last_seq = last_seq + ? WHERE id = ? RETURNING last_seq`,
+	// And for a project's events (migration 15).
+	wReserveProjectSeqs: `UPDATE projects SET last_seq = last_seq + ? WHERE id = ? RETURNING last_seq`,
 	wInsertEvent:        insertEvents + eventRow,
 }
 

@@ -71,12 +71,15 @@ func (t *txn) AppendEvents(ctx context.Context, fence string, drafts ...event.Dr
 }
 
 // stream names what a seq counts: a run, or (run "") a session's own
-// lifecycle events.
-type stream struct{ run, session string }
+// lifecycle events, or a project's events (session_id holds its id).
+type stream struct{ run, session, project string }
 
 func streamOf(d event.Draft) stream {
 	if d.RunID != "" {
 		return stream{run: d.RunID} // a run's seq is the run's, whatever session a draft names
+	}
+	if event.IsProject(d.Type) {
+		return stream{project: d.SessionID}
 	}
 	return stream{session: d.SessionID}
 }
@@ -91,7 +94,7 @@ func (t *txn) appendEvents(ctx context.Context, fence string, drafts []event.Dra
 		}
 		// Only session lifecycle and checkpoint events may lack a run, and
 		// a run's events may not pose as lifecycle events.
-		if d.RunID == "" && !event.Runless(d.Type) || d.RunID != "" && event.IsSession(d.Type) {
+		if d.RunID == "" && !event.Runless(d.Type) || d.RunID != "" && event.RunlessOnly(d.Type) {
 			return nil, fmt.Errorf("append %s: run id %q does not fit the type: %w", d.Type, d.RunID, store.ErrConflict)
 		}
 		if d.RunID == "" && fence != "" {
@@ -147,6 +150,16 @@ func (t *txn) appendEvents(ctx context.Context, fence string, drafts []event.Dra
 // the run is leased to another runner.
 func (t *txn) reserve(ctx context.Context, k stream, n int64, fence string) (int64, error) {
 	var last int64
+	if k.project != "" {
+		err := t.stmt(wReserveProjectSeqs).QueryRowContext(ctx, n, k.project).Scan(&last)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("append to project %s: %w", k.project, store.ErrNotFound)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("append to project %s: %w", k.project, err)
+		}
+		return last, nil
+	}
 	if k.run == "" {
 		err := t.stmt(wReserveSessionSeqs).QueryRowContext(ctx, n, k.session).Scan(&last)
 		if errors.Is(err, sql.ErrNoRows) {

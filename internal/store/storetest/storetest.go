@@ -71,6 +71,7 @@ func Run(t *testing.T, open Open) {
 		{"SessionOrganiseRoundTrip", testSessionOrganiseRoundTrip},
 		{"ProjectsCRUD", testProjectsCRUD},
 		{"ListSessionsOrganised", testListSessionsOrganised},
+		{"ProjectEvents", testProjectEvents},
 		// Search (issue 15).
 		{"Search", testSearch},
 	}

@@ -11,7 +11,6 @@ import { Transcript } from "../transcript/Transcript";
 import { PasswordDialog } from "./Account";
 import { Palette } from "./Palette";
 import { Composer } from "./Composer";
-import { ConfirmDialog } from "./Dialog";
 import { GoalBar } from "./GoalBar";
 import { Header } from "./Header";
 import { RunnerBanner } from "./RunnerBanner";
@@ -117,32 +116,11 @@ function Shell() {
           <WorkspacePane session={s} />
         </>
       )}
-      {view.deleting.value && <DeleteDialog />}
       {view.paletteOpen.value && <Palette />}
       {view.passwordOpen.value && <PasswordDialog />}
       <Toast />
       {store.auth.value && <TokenDialog />}
     </div>
-  );
-}
-
-function DeleteDialog() {
-  const store = useStore();
-  const view = useView();
-  const s = view.deleting.value!;
-  return (
-    <ConfirmDialog
-      title="Delete this session?"
-      body={<>“{s.title || "New session"}” and its whole history (messages, runs, answers) will be deleted. This cannot be undone.</>}
-      confirmLabel="Delete session"
-      confirmTestId="confirm-delete"
-      cancelTestId="cancel-delete"
-      onCancel={() => (view.deleting.value = null)}
-      onConfirm={() => {
-        view.deleting.value = null;
-        void store.deleteSession(s.id);
-      }}
-    />
   );
 }
 

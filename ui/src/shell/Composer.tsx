@@ -18,6 +18,7 @@ import { runStatusOf, statusDetail } from "./Header";
 import { useRetryTick } from "./useRetryTick";
 import { IClose, ISend, IStop } from "./icons";
 import { newSession } from "./newSession";
+import { deleteWithUndo } from "./organise";
 import { useView, type ViewState } from "./view";
 import { AttachButton, AttachmentChips, attachError, useAttachments } from "./Attach";
 
@@ -458,6 +459,15 @@ async function runCommand(line: string, store: Store, view: ViewState): Promise<
       if (!arg) return "Usage: /title <title>";
       const err = await store.renameSession(store.activeId.peek()!, arg);
       return err ? ownError(store, err) : null;
+    }
+    case "delete": {
+      // Like the sidebar's delete: gone at once, undone from the toast.
+      const no = needSession();
+      if (no) return no;
+      const id = store.activeId.peek()!;
+      const s = store.sessions.peek().find((x) => x.id === id);
+      deleteWithUndo(store, view.organise, [id], "Deleted “" + (s?.title || "New session") + "”");
+      return null;
     }
     case "pin":
     case "archive": {

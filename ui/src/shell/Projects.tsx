@@ -8,7 +8,7 @@ import { useStore } from "../state/context";
 import type { Project } from "../state/types";
 import { trapFocus } from "./Dialog";
 import { IPencil, IPlus } from "./icons";
-import { deleteWithUndo, loadArchived, loadProject, loadProjects, organise, undoDelete, type OrganiseState } from "./organise";
+import { deleteWithUndo, followProjects, loadArchived, loadProject, loadProjects, organise, undoDelete, type OrganiseState } from "./organise";
 import { useView } from "./view";
 
 export function ProjectBar() {
@@ -17,7 +17,10 @@ export function ProjectBar() {
   const operate = store.account.permissions.value.operate;
   const filter = o.filter.value;
   const project = o.projects.value.find((p) => p.id === filter);
-  useEffect(() => void loadProjects(store, o), []);
+  useEffect(() => {
+    void loadProjects(store, o);
+    return followProjects(store, o);
+  }, []);
   const choose = (v: string) => {
     o.filter.value = v;
     o.selected.value = new Set();
@@ -80,13 +83,35 @@ export function BulkBar() {
 }
 
 export function UndoToast({ o }: { o: OrganiseState }) {
+  const store = useStore();
   const p = o.pendingDelete.value;
+  const undoBtn = useRef<HTMLButtonElement>(null);
+  const tookFocus = useRef(false);
+  // Deleting by keyboard removes the focused row (or closes its menu onto
+  // nothing): focus that fell to the page goes to Undo, so Enter takes the
+  // delete back; after an undo it goes to the restored row.
+  useEffect(() => {
+    if (!p) return;
+    const lost = !document.activeElement || document.activeElement === document.body;
+    tookFocus.current = lost;
+    if (lost) undoBtn.current?.focus();
+  }, [p]);
   if (!p) return null;
+  const undo = () => {
+    const ids = p.ids;
+    const refocus = tookFocus.current || document.activeElement === undoBtn.current;
+    undoDelete(store, o);
+    if (refocus) {
+      requestAnimationFrame(() =>
+        document.querySelector<HTMLElement>(`[data-session-id="${ids[0]}"] .sb-link`)?.focus());
+    }
+  };
   return (
     <div class="toast-region undo-region" aria-live="polite">
       <div class="toast undo-toast" data-testid="undo-toast" role="status">
         <span class="toast-text">{p.label}</span>
-        <button type="button" class="btn btn-sm" data-testid="undo-delete" onClick={() => undoDelete(o)}>Undo</button>
+        <button type="button" ref={undoBtn} class="btn btn-sm" data-testid="undo-delete" onClick={undo}
+          aria-label={`Undo: ${p.label}`}>Undo</button>
       </div>
     </div>
   );

@@ -1,5 +1,5 @@
 // The sessions sidebar: brand, New session, search, and the list (newest
-// first) with status badges, inline rename and delete with confirmation.
+// first) with status badges, inline rename and delete with undo.
 // A row's title has the row's full width: rename and delete appear over its
 // end on hover or keyboard focus, and on touch screens (no hover) behind a
 // "⋯" menu. On phones it is an off-canvas drawer opened from the header.
@@ -13,6 +13,7 @@ import { useSignal } from "@preact/signals";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useStore } from "../state/context";
 import { sessionPath } from "../state/store";
+import { sortSessions } from "../state/sessionList";
 import type { Session } from "../state/types";
 import { isMac, relTime, statusText, waitsForPerson } from "./format";
 import { IClose, IDownload, IMore, IPencil, IPlus, ISearch, ITrash, Logo } from "./icons";
@@ -51,12 +52,16 @@ export function Sidebar() {
   const q = filter.trim().toLowerCase();
   const matches = (s: Session) => !q || (s.title || "new session").toLowerCase().includes(q);
   const shown = (archivedView
-    ? o.archived.value.filter(matches)
+    ? archivedList(o.archived.value, list).filter(matches)
     : (o.filter.value === "" ? list : projectList(list, o.inProject.value.filter(matches), o.filter.value)).filter((s) => !s.archived_at)
   ).filter((s) => !hidden.has(s.id));
   const groups = archivedView ? [{ key: "archived", label: "Archived", sessions: shown }] : groupSessions(shown, view.now.value);
 
+  // The undo toast is the page's, not the drawer's: inside the phone's
+  // drawer it was cut off at the drawer's edge.
   return (
+    <>
+    <UndoToast o={o} />
     <aside class={"sidebar" + (view.sidebarOpen.value ? " open" : "")} aria-label="Sessions" id="sidebar">
       <div class="sb-top">
         <div class="brand">
@@ -103,7 +108,6 @@ export function Sidebar() {
         <BulkBar />
       </div>
       {o.editing.value && <ProjectDialog key={typeof o.editing.value === "string" ? "new" : o.editing.value.id} />}
-      <UndoToast o={o} />
       <nav class="sb-list-wrap" aria-label="Session list">
         <ul class="sb-list" data-testid="session-list">
           {groups.flatMap((g) => [
@@ -111,7 +115,7 @@ export function Sidebar() {
               <li key={"group-" + g.key} class="sb-group" data-testid="session-group" data-group={g.key} role="presentation">{g.label}</li>
             ),
             ...g.sessions.map((s) => (
-              <SessionRow key={s.id} s={s} active={s.id === store.activeId.value} onDelete={() => (view.deleting.value = s)} />
+              <SessionRow key={s.id} s={s} active={s.id === store.activeId.value} />
             )),
           ])}
         </ul>
@@ -122,7 +126,24 @@ export function Sidebar() {
         <SearchHits q={filter} />
       </nav>
     </aside>
+    </>
   );
+}
+
+/** The Archived view: the archived sessions fetched when it opened, kept
+ * live by the sessions the store holds (the stream's session.updated):
+ * one archived since (here or in another tab) joins, one unarchived
+ * leaves. */
+function archivedList(fetched: Session[], held: Session[]): Session[] {
+  const live = new Map(held.map((s) => [s.id, s]));
+  const ids = new Set(fetched.map((s) => s.id));
+  return sortSessions([
+    ...fetched.filter((s) => {
+      const h = live.get(s.id);
+      return !h || !!h.archived_at;
+    }),
+    ...held.filter((s) => s.archived_at && !ids.has(s.id)),
+  ]);
 }
 
 /** The end of a list with more pages: loads the next one when it scrolls
@@ -163,7 +184,7 @@ function MoreSessions() {
   );
 }
 
-function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDelete: () => void }) {
+function SessionRow({ s, active }: { s: Session; active: boolean }) {
   const store = useStore();
   const view = useView();
   const renaming = useSignal(false);
@@ -236,7 +257,7 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
         <a class="sb-link" href={sessionPath(s.id)} onClick={open}>
           <span class={"sb-title" + (s.title ? "" : " placeholder")} title={s.title || undefined}>{name}</span>
           <span class="sb-meta">
-            {needsYou && <span class="sb-needs" data-testid="session-needs-you" title="Waits for you">●</span>}
+            {needsYou && <span class="sb-needs" data-testid="session-needs-you" title="Waits for you" role="img" aria-label="Waits for you">●</span>}
             {busy && (
               <span class={"badge badge-" + s.status + " " + toneClass(s.status)} data-testid="session-badge" data-status={s.status}>
                 <span class="dot" aria-hidden="true" />
@@ -254,7 +275,7 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
           <button type="button" ref={renameBtn} class="icon-btn sm" data-testid="session-rename" aria-label={`Rename “${name}”`} title="Rename" onClick={() => (renaming.value = true)}>
             <IPencil size={15} />
           </button>
-          <button type="button" class="icon-btn sm danger" data-testid="session-delete" aria-label={`Delete “${name}”`} title="Delete" onClick={onDelete}>
+          <button type="button" class="icon-btn sm danger" data-testid="session-delete" aria-label={`Delete “${name}”`} title="Delete (undo for a few seconds)" onClick={() => deleteNow()}>
             <ITrash size={15} />
           </button>
           {/* After delete: Tab from rename reaches delete first, as before. */}
@@ -272,7 +293,7 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
               // middle landed on one instead of opening the session.
               { key: "export-md", label: "Export as Markdown", icon: <IDownload size={15} />, testid: "session-export-md", onSelect: () => void exportSession(store, s.id, "md") },
               { key: "export-json", label: "Export as JSON", icon: <IDownload size={15} />, testid: "session-export-json", onSelect: () => void exportSession(store, s.id, "json") },
-              { key: "delete", label: "Delete (undo for a few seconds)", icon: <ITrash size={15} />, danger: true, testid: "session-delete-undo", onSelect: deleteNow },
+              { key: "delete", label: "Delete", icon: <ITrash size={15} />, danger: true, testid: "session-delete-undo", onSelect: deleteNow },
             ]}
           />
         </span>
@@ -291,7 +312,7 @@ function SessionRow({ s, active, onDelete }: { s: Session; active: boolean; onDe
             { key: "export-md", label: "Export as Markdown", icon: <IDownload size={15} />, testid: "session-menu-export-md", onSelect: () => void exportSession(store, s.id, "md") },
             { key: "export-json", label: "Export as JSON", icon: <IDownload size={15} />, testid: "session-menu-export-json", onSelect: () => void exportSession(store, s.id, "json") },
             ...organiseItems,
-            { key: "delete", label: "Delete", icon: <ITrash size={15} />, danger: true, testid: "session-menu-delete", onSelect: onDelete },
+            { key: "delete", label: "Delete", icon: <ITrash size={15} />, danger: true, testid: "session-menu-delete", onSelect: deleteNow },
           ]}
         />
       )}

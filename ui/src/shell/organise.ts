@@ -3,13 +3,22 @@
 // groups. Created per App (ViewState.organise), so nothing lives at module
 // level.
 //
-// Delete with undo: the sessions leave the list at once and a toast offers
-// "Undo" for UNDO_MS; the DELETE requests are sent only when that time is
-// up (a tab closed meanwhile deletes nothing). Undo sends nothing.
+// Delete with undo (every delete: a row's trash button, its menus, the
+// multi-selection, /delete): the sessions leave the list at once and a
+// toast offers "Undo" for UNDO_MS; the DELETE requests are sent only when
+// that time is up. Undo sends nothing. Leaving the page (reload, closed
+// tab, navigation) ends the undo time: the person asked for the delete and
+// did not take it back, so the DELETEs go out then with fetch keepalive,
+// which outlives the page, and the session is gone after a reload as it
+// was before it. The undo time stays in the page rather than becoming a
+// server-side "deleting" state: that would need every list, search, stream
+// and export to hide such sessions, and the one loss it prevents (a tab
+// that crashes or goes offline within the few seconds) fails safe as it
+// is: the session stays, and can be deleted again.
 
 import { batch, signal, type Signal } from "@preact/signals";
 import type { ActionError, Store } from "../state/contract";
-import type { Project, Session } from "../state/types";
+import type { Project, ProjectDeletedP, ProjectP, Session } from "../state/types";
 
 export const UNDO_MS = 5000;
 
@@ -17,7 +26,13 @@ export const UNDO_MS = 5000;
  * project (its id), or the archived ones. */
 export type SidebarFilter = "" | "archived" | string;
 
-export interface PendingDelete { ids: string[]; label: string; timer: ReturnType<typeof setTimeout> }
+export interface PendingDelete {
+  ids: string[]; label: string; timer: ReturnType<typeof setTimeout>;
+  /** The session on screen when the delete hid it: undo shows it again. */
+  wasActive: string | null;
+  /** Sends the deletes if the page goes away first (pagehide). */
+  onLeave: () => void;
+}
 
 export interface OrganiseState {
   projects: Signal<Project[]>;
@@ -89,12 +104,20 @@ export function hiddenIds(o: OrganiseState): ReadonlySet<string> {
   return new Set(o.pendingDelete.value?.ids ?? []);
 }
 
+/** Takes the pending delete off the clock, returning it. */
+function settle(o: OrganiseState): PendingDelete | null {
+  const p = o.pendingDelete.peek();
+  if (!p) return null;
+  clearTimeout(p.timer);
+  window.removeEventListener("pagehide", p.onLeave);
+  o.pendingDelete.value = null;
+  return p;
+}
+
 /** Sends the deletes now (the undo time is up, or another delete came). */
 function flush(store: Store, o: OrganiseState) {
-  const p = o.pendingDelete.peek();
+  const p = settle(o);
   if (!p) return;
-  clearTimeout(p.timer);
-  o.pendingDelete.value = null;
   for (const id of p.ids) void store.deleteSession(id);
   o.archived.value = o.archived.peek().filter((s) => !p.ids.includes(s.id));
 }
@@ -103,21 +126,79 @@ function flush(store: Store, o: OrganiseState) {
 export function deleteWithUndo(store: Store, o: OrganiseState, ids: string[], label: string) {
   if (ids.length === 0) return;
   flush(store, o); // one undo at a time: an older delete goes through
-  if (ids.includes(store.activeId.peek() ?? "")) store.selectSession(null);
+  const active = store.activeId.peek();
+  const wasActive = active && ids.includes(active) ? active : null;
+  // The one on screen goes: its neighbour in the list shows instead, as
+  // when a delete is done.
+  if (wasActive) store.selectSession(neighbour(store.visibleSessions.peek(), wasActive, ids));
   const timer = setTimeout(() => flush(store, o), UNDO_MS);
+  const onLeave = () => {
+    if (!settle(o)) return;
+    for (const id of ids) void store.api.del(`/api/sessions/${id}`, true);
+  };
+  window.addEventListener("pagehide", onLeave);
   batch(() => {
-    o.pendingDelete.value = { ids, label, timer };
+    o.pendingDelete.value = { ids, label, timer, wasActive, onLeave };
     o.selected.value = new Set();
     o.selecting.value = false;
   });
 }
 
-export function undoDelete(o: OrganiseState) {
-  const p = o.pendingDelete.peek();
-  if (!p) return;
-  clearTimeout(p.timer);
-  o.pendingDelete.value = null;
+/** The session after id in list (else the one before) that is not among
+ * the deleted ids. */
+function neighbour(list: Session[], id: string, ids: string[]): string | null {
+  const i = list.findIndex((s) => s.id === id);
+  if (i < 0) return null;
+  const keep = (s: Session) => !ids.includes(s.id);
+  return list.slice(i + 1).find(keep)?.id ?? list.slice(0, i).reverse().find(keep)?.id ?? null;
 }
+
+/** Takes the pending delete back: the sessions show again, and the one
+ * that was on screen is on screen again. */
+export function undoDelete(store: Store, o: OrganiseState) {
+  const p = settle(o);
+  if (p?.wasActive) store.selectSession(p.wasActive);
+}
+
+/** Follows the project events of the tab stream: another tab's (or
+ * node's) new, changed or deleted project shows in this sidebar at once,
+ * and a list showing a deleted project goes back to all sessions. Each
+ * event carries the whole project, so the list is kept without fetching
+ * (but after a resync, when the stream starts over). */
+export function followProjects(store: Store, o: OrganiseState): () => void {
+  return store.onProjectEvent((ev) => {
+    if (!ev) {
+      void loadProjects(store, o);
+      return;
+    }
+    const list = o.projects.peek();
+    if (ev.type === "project.deleted") {
+      const pid = (ev.payload as ProjectDeletedP).id || ev.session_id;
+      batch(() => {
+        o.projects.value = list.filter((p) => p.id !== pid);
+        if (o.filter.peek() === pid) {
+          o.filter.value = "";
+          o.inProject.value = [];
+        }
+        const e = o.editing.peek();
+        if (e && e !== "new" && e.id === pid) o.editing.value = null;
+      });
+      return;
+    }
+    const p = (ev.payload as ProjectP).project;
+    if (!p) return;
+    const have = list.find((x) => x.id === p.id);
+    if (have && have.updated_at > p.updated_at) return; // we hold a newer copy
+    o.projects.value = sortProjects([...list.filter((x) => x.id !== p.id), p]);
+  });
+}
+
+/** Like GET /api/projects: by name regardless of case, then id. */
+const sortProjects = (list: Project[]) =>
+  list.slice().sort((a, b) => {
+    const ka = a.name.toLowerCase(), kb = b.name.toLowerCase();
+    return ka !== kb ? (ka < kb ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  });
 
 export function toggleSelected(o: OrganiseState, id: string) {
   const next = new Set(o.selected.peek());

@@ -5,7 +5,6 @@
 import { signal, type Signal } from "@preact/signals";
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
-import type { Session } from "../state/types";
 import { isPaneTab, type PaneTab } from "../workspace/tab";
 import { loadTheme, type ThemeChoice } from "./theme";
 import { createOrganiseState, type OrganiseState } from "./organise";
@@ -27,8 +26,6 @@ export interface ViewState {
   paneTab: Signal<PaneTab>;
   needsYouOpen: Signal<boolean>;
   helpOpen: Signal<boolean>;
-  /** The session whose delete confirmation is open. */
-  deleting: Signal<Session | null>;
   /** Unsent composer text per session id ("" key: no session). */
   drafts: Map<string, string>;
   /** Minute ticker for relative times. */
@@ -78,7 +75,6 @@ export function createViewState(): ViewState {
     paneTab: signal<PaneTab>(loadPaneTab()),
     needsYouOpen: signal(false),
     helpOpen: signal(false),
-    deleting: signal<Session | null>(null),
     drafts: new Map(),
     now,
     theme: signal(loadTheme()),

@@ -43,7 +43,9 @@ export interface Api {
   get<T>(path: string, signal?: AbortSignal): Promise<Result<T>>;
   post<T>(path: string, body?: unknown): Promise<Result<T>>;
   patch<T>(path: string, body: unknown): Promise<Result<T>>;
-  del(path: string): Promise<Result<void>>;
+  /** keepalive: sent as the page goes away (pagehide); the request
+   * outlives the page and its answer is not read. */
+  del(path: string, keepalive?: boolean): Promise<Result<void>>;
   /** Posts form (multipart) and reports the bytes sent so far; fetch has
    * no upload progress, so this one request goes through XMLHttpRequest. */
   upload<T>(path: string, form: FormData, onProgress?: (sent: number, total: number) => void): Promise<Result<T>>;
@@ -149,7 +151,11 @@ export function createApi(auth: ApiAuth): Api {
     get: <T,>(path: string, signal?: AbortSignal) => request<T>("GET", path, undefined, signal),
     post: <T,>(path: string, body?: unknown) => request<T>("POST", path, body),
     patch: <T,>(path: string, body: unknown) => request<T>("PATCH", path, body),
-    del: (path) => request<void>("DELETE", path),
+    del: (path, keepalive) => {
+      if (!keepalive) return request<void>("DELETE", path);
+      void fetch(path, { method: "DELETE", headers: headers("DELETE", false).h, keepalive: true, cache: "no-store" }).catch(() => {});
+      return Promise.resolve({ ok: true, value: undefined });
+    },
     blob: (path, signal) => request<Blob>("GET", path, AS_BLOB, signal),
     upload: <T,>(path: string, form: FormData, onProgress?: (sent: number, total: number) => void) =>
       new Promise<Result<T>>((resolve) => {

@@ -5,7 +5,7 @@
 import type { ReadonlySignal, Signal } from "@preact/signals";
 import type { Api } from "./api";
 import type { Account } from "./auth";
-import type { Attachment, Command, Connection, Health, HumanRequest, Session, SessionState } from "./types";
+import type { Attachment, Command, Connection, Envelope, Health, HumanRequest, Session, SessionState } from "./types";
 
 export interface Meta {
   version: string; demo_model: boolean; default_model: string; schema_version: number;
@@ -88,6 +88,10 @@ export interface Store {
    * (project_id null: out of its project). */
   organise(id: string, patch: OrganisePatch): Promise<ActionError | null>;
   deleteSession(id: string): Promise<ActionError | null>;
+  /** Calls fn with every project.* event the tab stream brings (projects
+   * are the sidebar's view state), or with null when the stream starts
+   * over (resync: load them again); returns the unsubscribe. */
+  onProjectEvent(fn: (ev: Envelope | null) => void): () => void;
   /** Sends a message to the active session; queued when busy. Attachments
    * are files uploadFiles saved. */
   /** Sets the active session's goal ({text, max_runs, …}) or its status

@@ -48,13 +48,14 @@ import { loadToken, saveToken } from "./token";
 import type {
   Goal,
   Attachment, Command, Connection, Envelope, EventType, Health, HumanRequest, Run, Session, Snapshot,
-  SessionCreatedP, SessionDeletedP, SessionEventType, SessionUpdatedP,
+  SessionCreatedP, SessionDeletedP, SessionEventType, SessionUpdatedP, ProjectDeletedP,
 } from "./types";
 
 type AnyEventType = EventType | SessionEventType;
 /** Session lifecycle types: applied here, to the sessions list (the
  * reducer folds the rest). Listed for window.caduceus.handledEventTypes(). */
-const SESSION_EVENTS: readonly SessionEventType[] = ["session.created", "session.updated", "session.deleted"];
+const SESSION_EVENTS: readonly SessionEventType[] = ["session.created", "session.updated", "session.deleted",
+  "project.created", "project.updated", "project.deleted"];
 /** Lifecycle events: the ones GET /api/events carries from every session. */
 const LIFECYCLE: ReadonlySet<AnyEventType> = new Set<AnyEventType>([
   "run.queued", "run.started", "run.status", "run.done", "title.updated",
@@ -124,6 +125,7 @@ export function createStore(): Store & StoreInternals {
   let token = loadToken();
   let blocked = false; // the server refused our token: wait for a new one
   const deleting = new Set<string>(); // sessions this tab is deleting: no "deleted elsewhere" notice
+  const projectListeners = new Set<(ev: Envelope | null) => void>(); // the sidebar's projects (onProjectEvent)
   let hooksReady = false;
   let waitingTimer = 0;
 
@@ -315,6 +317,20 @@ export function createStore(): Store & StoreInternals {
       case "session.deleted":
         sessionGone((ev.payload as SessionDeletedP).id || ev.session_id, deleting.has(ev.session_id) ? null : "deleted");
         return true;
+      case "project.created":
+      case "project.updated":
+      case "project.deleted": {
+        // A deleted project's sessions are in none: no session.updated
+        // says so for each.
+        if (ev.type === "project.deleted") {
+          const pid = (ev.payload as ProjectDeletedP).id || ev.session_id;
+          if (sessions.peek().some((s) => s.project_id === pid)) {
+            sessions.value = sessions.peek().map((s) => (s.project_id === pid ? { ...s, project_id: null } : s));
+          }
+        }
+        for (const fn of projectListeners) fn(ev);
+        return true;
+      }
     }
     return false;
   };
@@ -462,6 +478,7 @@ export function createStore(): Store & StoreInternals {
     listCursor = 0;
     buffer = [];
     cache.clear();
+    for (const fn of projectListeners) fn(null);
     const sid = activeId.peek();
     void refreshLists().then(() => {
       if (sid && activeId.peek() === sid) void load(sid, true);
@@ -637,6 +654,11 @@ export function createStore(): Store & StoreInternals {
       // brings back a session unarchived from the Archived view).
       upsertSession(r.value);
       return null;
+    },
+
+    onProjectEvent(fn) {
+      projectListeners.add(fn);
+      return () => void projectListeners.delete(fn);
     },
 
     async deleteSession(id) {

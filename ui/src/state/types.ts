@@ -28,7 +28,10 @@ export type EventType =
 
 /** Session lifecycle: events of no run (run_id ""), which the store applies
  * to the sessions list. GET /api/events carries them from every session. */
-export type SessionEventType = "session.created" | "session.updated" | "session.deleted";
+export type SessionEventType = "session.created" | "session.updated" | "session.deleted"
+  // Projects (organising sessions): no session, no run; session_id holds
+  // the project's id. The store hands them to onProjectEvent listeners.
+  | "project.created" | "project.updated" | "project.deleted";
 
 export interface Envelope<P = any> {
   id: number; // global event id, the stream cursor (0 for resync)
@@ -89,6 +92,10 @@ export interface SessionUpdatedP {
 }
 /** session.deleted. */
 export interface SessionDeletedP { id: string }
+/** project.created and project.updated: the whole project. */
+export interface ProjectP { project: Project }
+/** project.deleted: its sessions are in no project now. */
+export interface ProjectDeletedP { id: string }
 
 export interface Run {
   id: string; session_id: string; status: RunStatus; terminal: boolean;
