@@ -76,7 +76,7 @@ func (a *API) sessionItems(ctx context.Context, s store.Session) ([]transcript.I
 	for i, ru := range runs {
 		ids[i] = ru.ID
 	}
-	pevs, pids, err := store.Inherited(ctx, a.st, s, store.EventQuery{NotTypes: []event.Type{event.MessageDelta, event.ReasoningDelta}})
+	pevs, pids, err := store.Inherited(ctx, a.st, s, store.EventQuery{NotTypes: []event.Type{event.MessageDelta, event.ReasoningDelta}, Fold: true})
 	if err != nil {
 		return nil, err
 	}

@@ -250,7 +250,7 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 	// of the session's own runs only the version on screen: the
 	// conversation's end and its ancestors (a journal without versions is
 	// every run).
-	pevs, pids, err := store.Inherited(r.Context(), a.st, ses, store.EventQuery{NotTypes: []event.Type{event.MessageDelta, event.ReasoningDelta}})
+	pevs, pids, err := store.Inherited(r.Context(), a.st, ses, store.EventQuery{NotTypes: []event.Type{event.MessageDelta, event.ReasoningDelta}, Fold: true})
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -367,7 +367,7 @@ func (a *API) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 // thousands.
 func (a *API) transcriptEvents(ctx context.Context, sid string, runs []store.Run) ([]event.Event, error) {
 	deltas := []event.Type{event.MessageDelta, event.ReasoningDelta}
-	evs, err := a.st.Events(ctx, store.EventQuery{SessionID: sid, NotTypes: deltas})
+	evs, err := a.st.Events(ctx, store.EventQuery{SessionID: sid, NotTypes: deltas, Fold: true})
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +376,7 @@ func (a *API) transcriptEvents(ctx context.Context, sid string, runs []store.Run
 		if ru.Status.Terminal() {
 			continue
 		}
-		more, err := a.st.Events(ctx, store.EventQuery{RunID: ru.ID, Types: deltas})
+		more, err := a.st.Events(ctx, store.EventQuery{RunID: ru.ID, Types: deltas, Fold: true})
 		if err != nil {
 			return nil, err
 		}

@@ -284,6 +284,10 @@ type EventQuery struct {
 	// to what the other fields select: a browser tab's one stream carries
 	// all of the session on screen and the lifecycle of every other.
 	AlsoTypes []event.Type
+	// Fold reads only what a transcript fold uses: ID, RunID, Type, TS and
+	// Payload; SessionID, Seq and Terminal are left zero. Opening a long
+	// session reads thousands of rows, and every column is a cost per row.
+	Fold bool
 }
 
 // RequestQuery selects human requests.

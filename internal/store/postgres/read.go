@@ -281,8 +281,11 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 	if cond == "" {
 		cond = "true"
 	}
-	query := `SELECT id, run_id, session_id, seq, type, ts_ms, terminal, payload FROM events WHERE id > ` +
-		after + ` AND ` + cond + ` ORDER BY id`
+	cols := `id, run_id, session_id, seq, type, ts_ms, terminal, payload`
+	if q.Fold {
+		cols = `id, run_id, type, ts_ms, payload`
+	}
+	query := `SELECT ` + cols + ` FROM events WHERE id > ` + after + ` AND ` + cond + ` ORDER BY id`
 	limit := q.Limit
 	if q.MaxBytes > 0 {
 		// The page ends with the event that brings it to MaxBytes, and the
@@ -292,7 +295,7 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 		if most := q.MaxBytes/2 + 1; limit <= 0 || most < limit {
 			limit = most
 		}
-		query = `SELECT id, run_id, session_id, seq, type, ts_ms, terminal, payload FROM (
+		query = `SELECT ` + cols + ` FROM (
 			SELECT *, SUM(octet_length(payload)) OVER (ORDER BY id) - octet_length(payload) AS before
 			FROM (` + query + ` LIMIT ` + args.add(limit) + `) page) sized
 			WHERE before < ` + args.add(q.MaxBytes) + ` ORDER BY id`
@@ -303,12 +306,17 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
+	var e event.Event
+	var ts int64
+	var typ string
+	dest := []any{&e.ID, &e.RunID, &e.SessionID, &e.Seq, &typ, &ts, &e.Terminal, &e.Payload}
+	if q.Fold {
+		dest = []any{&e.ID, &e.RunID, &typ, &ts, &e.Payload}
+	}
 	out, err := collect(rows, func(row pgx.Row) (event.Event, error) {
-		var e event.Event
-		var ts int64
-		var typ, payload string
-		err := row.Scan(&e.ID, &e.RunID, &e.SessionID, &e.Seq, &typ, &ts, &e.Terminal, &payload)
-		e.Type, e.TS, e.Payload = event.Type(typ), event.FromMillis(ts), json.RawMessage(payload)
+		e = event.Event{}
+		err := row.Scan(dest...)
+		e.Type, e.TS = event.Type(typ), event.FromMillis(ts)
 		return e, err
 	})
 	if err != nil {

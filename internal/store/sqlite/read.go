@@ -283,8 +283,11 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 		cond = "1"
 	}
 	cond = "id > ? AND " + cond
-	query := `SELECT id, run_id, session_id, seq, type, ts_ms, terminal, payload FROM events WHERE ` +
-		cond + ` ORDER BY id`
+	cols := `id, run_id, session_id, seq, type, ts_ms, terminal, payload`
+	if q.Fold {
+		cols = `id, run_id, type, ts_ms, payload`
+	}
+	query := `SELECT ` + cols + ` FROM events WHERE ` + cond + ` ORDER BY id`
 	if q.Limit > 0 {
 		query += ` LIMIT ?`
 		args = append(args, q.Limit)
@@ -296,11 +299,16 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 	defer rows.Close()
 	var out []event.Event
 	size := 0
+	var e event.Event
+	var ts int64
+	var typ, payload string
+	dest := []any{&e.ID, &e.RunID, &e.SessionID, &e.Seq, &typ, &ts, &e.Terminal, &payload}
+	if q.Fold {
+		dest = []any{&e.ID, &e.RunID, &typ, &ts, &payload}
+	}
 	for rows.Next() {
-		var e event.Event
-		var ts int64
-		var typ, payload string
-		if err := rows.Scan(&e.ID, &e.RunID, &e.SessionID, &e.Seq, &typ, &ts, &e.Terminal, &payload); err != nil {
+		e = event.Event{}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("read events: %w", err)
 		}
 		e.Type, e.TS, e.Payload = event.Type(typ), event.FromMillis(ts), json.RawMessage(payload)

@@ -42,6 +42,7 @@ func Run(t *testing.T, open Open) {
 		{"AppendEach", testAppendEach},
 		{"EventsQuery", testEventsQuery},
 		{"EventsQueryMaxBytes", testEventsQueryMaxBytes},
+		{"EventsQueryFold", testEventsQueryFold},
 		{"DeleteSessionRemovesItsData", testDeleteSessionRemovesItsData},
 		{"WriteBatchIsolatesFailingBodies", testWriteBatchIsolatesFailingBodies},
 		{"WriteBatchChanges", testWriteBatchChanges},
