@@ -256,7 +256,11 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tree := transcript.Versions(evs)
-	snap := transcript.FoldSession(append(pevs, evs...), append(pids, tree.Path(tree.Leaf)...))
+	all := evs // a branch's inherited events first; a copy only then
+	if len(pevs) > 0 {
+		all = append(pevs, evs...)
+	}
+	snap := transcript.FoldSession(all, append(pids, tree.Path(tree.Leaf)...))
 	snap.Items = settled(snap.Items, pids)
 	tree.MarkVersions(snap.Items)
 	if snap.Items == nil {

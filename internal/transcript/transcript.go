@@ -519,6 +519,21 @@ func byRun(evs []event.Event, runIDs []string, until string) []event.Event {
 			break
 		}
 	}
+	// Most reads keep every event and find them in order already (a run
+	// follows the one before): those fold the events as they are, with no
+	// copy of a long session's journal.
+	inOrder, last := true, -1
+	for _, e := range evs {
+		k, ok := order[e.RunID]
+		if !ok || k < last {
+			inOrder = false
+			break
+		}
+		last = k
+	}
+	if inOrder {
+		return evs
+	}
 	kept := make([]event.Event, 0, len(evs))
 	for _, e := range evs {
 		if _, ok := order[e.RunID]; ok {
