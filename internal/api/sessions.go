@@ -270,13 +270,12 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 	if n := len(evs); n > 0 && evs[n-1].ID > last {
 		last = evs[n-1].ID
 	}
-	out := map[string]any{"items": snap.Items, "activity": snap.Activity, "todos": snap.Todos,
-		"context": snap.Context, "last_event_id": last}
+	var undone any
 	if u := tree.LastUndo; u != nil {
 		// Turns a person undid and can still restore (issue 15).
-		out["undone"] = map[string]any{"turns": u.Turns}
+		undone = map[string]any{"turns": u.Turns}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeTranscript(w, snap, last, undone)
 }
 
 func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
