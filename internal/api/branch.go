@@ -64,7 +64,7 @@ func (a *API) branchSession(w http.ResponseWriter, r *http.Request) {
 // sessionItems folds a session's whole transcript, a branch's inherited
 // part first, as GET messages serves it.
 func (a *API) sessionItems(ctx context.Context, s store.Session) ([]transcript.Item, error) {
-	runs, err := a.st.SessionRuns(ctx, s.ID)
+	runs, err := a.st.SessionRunStates(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}

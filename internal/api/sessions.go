@@ -236,7 +236,7 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	runs, err := a.st.SessionRuns(r.Context(), sid)
+	runs, err := a.st.SessionRunStates(r.Context(), sid)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -368,7 +368,7 @@ func (a *API) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 // the whole text, so fragments are read only for runs still going: a
 // 2,000-message session then reads thousands of events, not hundreds of
 // thousands.
-func (a *API) transcriptEvents(ctx context.Context, sid string, runs []store.Run) ([]event.Event, error) {
+func (a *API) transcriptEvents(ctx context.Context, sid string, runs []store.RunState) ([]event.Event, error) {
 	deltas := []event.Type{event.MessageDelta, event.ReasoningDelta}
 	evs, err := a.st.Events(ctx, store.EventQuery{SessionID: sid, NotTypes: deltas, Fold: true})
 	if err != nil {

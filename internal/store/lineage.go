@@ -107,7 +107,7 @@ func cutAt(evs []event.Event, runIDs []string, cut int64) ([]event.Event, []stri
 }
 
 func sessionEvents(ctx context.Context, r Reader, id string, f EventQuery) ([]event.Event, []string, error) {
-	runs, err := r.SessionRuns(ctx, id)
+	runs, err := r.SessionRunStates(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}

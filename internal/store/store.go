@@ -290,6 +290,12 @@ type EventQuery struct {
 	Fold bool
 }
 
+// RunState is a run's id and status (Reader.SessionRunStates).
+type RunState struct {
+	ID     string
+	Status run.Status
+}
+
 // RequestQuery selects human requests.
 type RequestQuery struct {
 	Status    string // optional
@@ -304,6 +310,9 @@ type Reader interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	// SessionRuns lists a session's runs, oldest first.
 	SessionRuns(ctx context.Context, sessionID string) ([]Run, error)
+	// SessionRunStates lists a session's runs as SessionRuns does, only
+	// their ids and statuses: what reading a transcript needs of them.
+	SessionRunStates(ctx context.Context, sessionID string) ([]RunState, error)
 	// RunsWithStatus lists runs in any of the statuses, highest priority
 	// first, then oldest first.
 	RunsWithStatus(ctx context.Context, statuses ...run.Status) ([]Run, error)

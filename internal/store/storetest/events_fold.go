@@ -3,9 +3,11 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
@@ -55,5 +57,40 @@ func testEventsQueryFold(t *testing.T, open Open) {
 				t.Fatalf("%s: event %d read columns a fold does not use: %+v", name, i, e)
 			}
 		}
+	}
+}
+
+// testSessionRunStates: a session's run states are its runs as SessionRuns
+// lists them — same runs, same order (creation time, then insertion for
+// runs created in the same millisecond) — with their statuses, and no run
+// of another session.
+func testSessionRunStates(t *testing.T, open Open) {
+	ctx := context.Background()
+	db := fresh(t, open)
+	addSessionRun(t, db, "s1", "r1")
+	addSessionRun(t, db, "s2", "other")
+	addRun(t, db, store.Run{ID: "r3", SessionID: "s1", Status: run.Completed, CreatedAt: at(2_000)})
+	addRun(t, db, store.Run{ID: "r2", SessionID: "s1", Status: run.Queued, CreatedAt: at(1_000)})
+	addRun(t, db, store.Run{ID: "r0", SessionID: "s1", Status: run.Cancelled, CreatedAt: at(1_000)})
+	runs, err := db.SessionRuns(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, err := db.SessionRunStates(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	for _, r := range runs {
+		want = append(want, r.ID+":"+string(r.Status))
+	}
+	for _, r := range states {
+		got = append(got, r.ID+":"+string(r.Status))
+	}
+	if len(want) != 4 || !slices.Equal(got, want) {
+		t.Fatalf("run states %v, runs %v", got, want)
+	}
+	if none, err := db.SessionRunStates(ctx, "s404"); err != nil || len(none) != 0 {
+		t.Fatalf("no session: %v, %v", none, err)
 	}
 }

@@ -43,6 +43,7 @@ func Run(t *testing.T, open Open) {
 		{"EventsQuery", testEventsQuery},
 		{"EventsQueryMaxBytes", testEventsQueryMaxBytes},
 		{"EventsQueryFold", testEventsQueryFold},
+		{"SessionRunStates", testSessionRunStates},
 		{"DeleteSessionRemovesItsData", testDeleteSessionRemovesItsData},
 		{"WriteBatchIsolatesFailingBodies", testWriteBatchIsolatesFailingBodies},
 		{"WriteBatchChanges", testWriteBatchChanges},
