@@ -64,7 +64,7 @@ func (a *API) branchSession(w http.ResponseWriter, r *http.Request) {
 // sessionItems folds a session's whole transcript, a branch's inherited
 // part first, as GET messages serves it.
 func (a *API) sessionItems(ctx context.Context, s store.Session) ([]transcript.Item, error) {
-	runs, err := a.st.SessionRuns(ctx, s.ID)
+	runs, err := a.st.SessionRunStates(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (a *API) sessionItems(ctx context.Context, s store.Session) ([]transcript.I
 	for i, ru := range runs {
 		ids[i] = ru.ID
 	}
-	pevs, pids, err := store.Inherited(ctx, a.st, s, store.EventQuery{NotTypes: []event.Type{event.MessageDelta, event.ReasoningDelta}})
+	pevs, pids, err := store.Inherited(ctx, a.st, s, store.EventQuery{NotTypes: []event.Type{event.MessageDelta, event.ReasoningDelta}, Fold: true})
 	if err != nil {
 		return nil, err
 	}
@@ -110,12 +110,12 @@ var errBranchRead = errors.New("reading the branch point")
 // long session costs a fraction of opening it. A message of a run no
 // runner has taken yet, or text still streaming, has no end yet (409).
 func (a *API) branchPoint(ctx context.Context, s store.Session, itemID string) (at int64, status int, msg string) {
-	f := store.EventQuery{Types: []event.Type{event.MessageUser, event.MessageDone}}
+	f := store.EventQuery{Types: []event.Type{event.MessageUser, event.MessageDone}, Fold: true}
 	evs, _, err := store.Inherited(ctx, a.st, s, f)
 	if err != nil {
 		return 0, http.StatusInternalServerError, ""
 	}
-	own, err := a.st.Events(ctx, store.EventQuery{SessionID: s.ID, Types: f.Types})
+	own, err := a.st.Events(ctx, store.EventQuery{SessionID: s.ID, Types: f.Types, Fold: true})
 	if err != nil {
 		return 0, http.StatusInternalServerError, ""
 	}

@@ -35,7 +35,7 @@ func BenchmarkOpenAndBranch(b *testing.B) {
 		h := api.New(j.Store, svc, j.Hub, api.Info{Version: "bench"}, api.Options{}, slog.New(slog.DiscardHandler)).Handler()
 		b.Cleanup(j.StopHub)
 		for _, msgs := range []int{20, 2_000} {
-			sid := benchConversation(b, j.Writer, msgs/2)
+			sid := benchConversation(b, j.Writer, msgs/2, func(int) string { return id.New("run") })
 			mid := benchItemAt(b, h, sid, msgs/2)
 			b.Run(fmt.Sprintf("%s/open/messages=%d", k.Name, msgs), func(b *testing.B) {
 				for b.Loop() {
@@ -61,7 +61,7 @@ func BenchmarkOpenAndBranch(b *testing.B) {
 }
 
 // benchServe serves one request and returns the id in its answer.
-func benchServe(b *testing.B, h http.Handler, method, path, body string, want int) string {
+func benchServe(b testing.TB, h http.Handler, method, path, body string, want int) string {
 	var rd *strings.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -88,7 +88,7 @@ func benchServe(b *testing.B, h http.Handler, method, path, body string, want in
 }
 
 // benchItemAt is the id of the nth message (1-based) of the session.
-func benchItemAt(b *testing.B, h http.Handler, sid string, n int) string {
+func benchItemAt(b testing.TB, h http.Handler, sid string, n int) string {
 	req := httptest.NewRequest("GET", "/api/sessions/"+sid+"/messages", nil)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -113,8 +113,9 @@ func benchItemAt(b *testing.B, h http.Handler, sid string, n int) string {
 	return ""
 }
 
-// benchConversation journals a session of n exchanges (2n messages).
-func benchConversation(b *testing.B, w *journal.Writer, n int) string {
+// benchConversation journals a session of n exchanges (2n messages), the
+// ith run named runID(i).
+func benchConversation(b testing.TB, w *journal.Writer, n int, runID func(i int) string) string {
 	b.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC()
@@ -130,7 +131,7 @@ func benchConversation(b *testing.B, w *journal.Writer, n int) string {
 		batch := min(100, n-done)
 		err := w.Do(ctx, func(tx store.Tx) error {
 			for i := done; i < done+batch; i++ {
-				rid, turn, seg := id.New("run"), fmt.Sprintf("turn_%d", i), fmt.Sprintf("msg_%d", i)
+				rid, turn, seg := runID(i), fmt.Sprintf("turn_%d", i), fmt.Sprintf("msg_%d", i)
 				q := fmt.Sprintf("Question number %d: what about this part of the code?", i)
 				if err := tx.InsertRun(ctx, store.Run{ID: rid, SessionID: sid, Status: run.Completed, Input: q,
 					CreatedAt: now.Add(time.Duration(i) * time.Millisecond)}); err != nil {

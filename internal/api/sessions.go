@@ -236,7 +236,7 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	runs, err := a.st.SessionRuns(r.Context(), sid)
+	runs, err := a.st.SessionRunStates(r.Context(), sid)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -250,13 +250,17 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 	// of the session's own runs only the version on screen: the
 	// conversation's end and its ancestors (a journal without versions is
 	// every run).
-	pevs, pids, err := store.Inherited(r.Context(), a.st, ses, store.EventQuery{NotTypes: []event.Type{event.MessageDelta, event.ReasoningDelta}})
+	pevs, pids, err := store.Inherited(r.Context(), a.st, ses, store.EventQuery{NotTypes: []event.Type{event.MessageDelta, event.ReasoningDelta}, Fold: true})
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	tree := transcript.Versions(evs)
-	snap := transcript.FoldSession(append(pevs, evs...), append(pids, tree.Path(tree.Leaf)...))
+	all := evs // a branch's inherited events first; a copy only then
+	if len(pevs) > 0 {
+		all = append(pevs, evs...)
+	}
+	snap := transcript.FoldSession(all, append(pids, tree.Path(tree.Leaf)...))
 	snap.Items = settled(snap.Items, pids)
 	tree.MarkVersions(snap.Items)
 	if snap.Items == nil {
@@ -266,13 +270,12 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 	if n := len(evs); n > 0 && evs[n-1].ID > last {
 		last = evs[n-1].ID
 	}
-	out := map[string]any{"items": snap.Items, "activity": snap.Activity, "todos": snap.Todos,
-		"context": snap.Context, "last_event_id": last}
+	var undone any
 	if u := tree.LastUndo; u != nil {
 		// Turns a person undid and can still restore (issue 15).
-		out["undone"] = map[string]any{"turns": u.Turns}
+		undone = map[string]any{"turns": u.Turns}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeTranscript(w, snap, last, undone)
 }
 
 func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
@@ -365,9 +368,9 @@ func (a *API) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 // the whole text, so fragments are read only for runs still going: a
 // 2,000-message session then reads thousands of events, not hundreds of
 // thousands.
-func (a *API) transcriptEvents(ctx context.Context, sid string, runs []store.Run) ([]event.Event, error) {
+func (a *API) transcriptEvents(ctx context.Context, sid string, runs []store.RunState) ([]event.Event, error) {
 	deltas := []event.Type{event.MessageDelta, event.ReasoningDelta}
-	evs, err := a.st.Events(ctx, store.EventQuery{SessionID: sid, NotTypes: deltas})
+	evs, err := a.st.Events(ctx, store.EventQuery{SessionID: sid, NotTypes: deltas, Fold: true})
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +379,7 @@ func (a *API) transcriptEvents(ctx context.Context, sid string, runs []store.Run
 		if ru.Status.Terminal() {
 			continue
 		}
-		more, err := a.st.Events(ctx, store.EventQuery{RunID: ru.ID, Types: deltas})
+		more, err := a.st.Events(ctx, store.EventQuery{RunID: ru.ID, Types: deltas, Fold: true})
 		if err != nil {
 			return nil, err
 		}

@@ -38,7 +38,7 @@ func SessionHistory(ctx context.Context, r Reader, sessionID string) ([]event.Ev
 
 // Inherited is the part of s's history that comes from its ancestors (nil
 // for a session that was not branched), of the events f's Types and
-// NotTypes select (its other fields are ignored). A filter must keep the
+// NotTypes select, read as f's Fold asks (its other fields are ignored). A filter must keep the
 // events branches are cut at (message.user, message.done).
 func Inherited(ctx context.Context, r Reader, s Session, f EventQuery) ([]event.Event, []string, error) {
 	if s.ParentSessionID == "" {
@@ -147,11 +147,11 @@ func cutAt(evs []event.Event, runIDs []string, cut int64) ([]event.Event, []stri
 }
 
 func sessionEvents(ctx context.Context, r Reader, id string, f EventQuery) ([]event.Event, []string, error) {
-	runs, err := r.SessionRuns(ctx, id)
+	runs, err := r.SessionRunStates(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	evs, err := r.Events(ctx, EventQuery{SessionID: id, Types: f.Types, NotTypes: f.NotTypes})
+	evs, err := r.Events(ctx, EventQuery{SessionID: id, Types: f.Types, NotTypes: f.NotTypes, Fold: f.Fold})
 	if err != nil {
 		return nil, nil, err
 	}

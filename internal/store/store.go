@@ -284,6 +284,16 @@ type EventQuery struct {
 	// to what the other fields select: a browser tab's one stream carries
 	// all of the session on screen and the lifecycle of every other.
 	AlsoTypes []event.Type
+	// Fold reads only what a transcript fold uses: ID, RunID, Type, TS and
+	// Payload; SessionID, Seq and Terminal are left zero. Opening a long
+	// session reads thousands of rows, and every column is a cost per row.
+	Fold bool
+}
+
+// RunState is a run's id and status (Reader.SessionRunStates).
+type RunState struct {
+	ID     string
+	Status run.Status
 }
 
 // RequestQuery selects human requests.
@@ -300,6 +310,9 @@ type Reader interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	// SessionRuns lists a session's runs, oldest first.
 	SessionRuns(ctx context.Context, sessionID string) ([]Run, error)
+	// SessionRunStates lists a session's runs as SessionRuns does, only
+	// their ids and statuses: what reading a transcript needs of them.
+	SessionRunStates(ctx context.Context, sessionID string) ([]RunState, error)
 	// RunsWithStatus lists runs in any of the statuses, highest priority
 	// first, then oldest first.
 	RunsWithStatus(ctx context.Context, statuses ...run.Status) ([]Run, error)

@@ -103,6 +103,11 @@ func openTurn(r *RunActivity) *Step {
 	return nil
 }
 
+// add folds the events only the session state reads. Those the items read
+// too (run.done, usage, context.warning, context.compacted) Builder.Add
+// decodes once and hands to runDone, usage, warning and compacted: a
+// payload is decoded once per read, which is most of a long session's
+// fold.
 func (s *sessionState) add(e event.Event) {
 	switch e.Type {
 	case event.RunStarted:
@@ -158,43 +163,6 @@ func (s *sessionState) add(e event.Event) {
 			// Stopped part-way: the call under way did not finish.
 			s.closeTurn(e, StepError)
 		}
-	case event.RunDone:
-		var p event.RunDonePayload
-		if json.Unmarshal(e.Payload, &p) != nil {
-			return
-		}
-		state := StepError
-		switch p.Status {
-		case "completed":
-			state = StepDone
-		case "cancelled":
-			state = StepCancelled
-		}
-		s.closeTurn(e, state)
-		if r := s.byRun[e.RunID]; r != nil {
-			ts := e.TS
-			r.EndedAt = &ts
-		}
-	case event.Usage:
-		var p event.UsagePayload
-		// The last model call's prompt is what the context holds now; the
-		// compaction call's prompt is the old, long conversation.
-		if json.Unmarshal(e.Payload, &p) == nil && p.TurnID != "compaction" {
-			s.context.Tokens = p.Turn.InputTokens
-		}
-	case event.ContextWarning:
-		var p event.ContextWarningPayload
-		if json.Unmarshal(e.Payload, &p) == nil {
-			s.context.Tokens = p.EstimatedTokens
-			if p.ContextWindow > 0 {
-				s.context.Window = p.ContextWindow
-			}
-		}
-	case event.ContextCompacted:
-		var p event.ContextCompactedPayload
-		if json.Unmarshal(e.Payload, &p) == nil {
-			s.context.Tokens = p.TokensAfter
-		}
 	case event.TodoUpdated:
 		var p event.TodoPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
@@ -202,6 +170,39 @@ func (s *sessionState) add(e event.Event) {
 		}
 	}
 }
+
+// runDone closes the run's activity: its open turn and its end time.
+func (s *sessionState) runDone(e event.Event, status string) {
+	state := StepError
+	switch status {
+	case "completed":
+		state = StepDone
+	case "cancelled":
+		state = StepCancelled
+	}
+	s.closeTurn(e, state)
+	if r := s.byRun[e.RunID]; r != nil {
+		ts := e.TS
+		r.EndedAt = &ts
+	}
+}
+
+// usage: the last model call's prompt is what the context holds now; the
+// compaction call's prompt is the old, long conversation.
+func (s *sessionState) usage(turnID string, inputTokens int64) {
+	if turnID != "compaction" {
+		s.context.Tokens = inputTokens
+	}
+}
+
+func (s *sessionState) warning(p event.ContextWarningPayload) {
+	s.context.Tokens = p.EstimatedTokens
+	if p.ContextWindow > 0 {
+		s.context.Window = p.ContextWindow
+	}
+}
+
+func (s *sessionState) compacted(p event.ContextCompactedPayload) { s.context.Tokens = p.TokensAfter }
 
 // closeTurn ends the run's open turn at e: a call aborted by a cancel, or
 // cut short when its runner stopped, lasted until then.

@@ -299,6 +299,7 @@ func (b *Builder) Add(e event.Event) {
 	case event.ContextCompacted:
 		var p event.ContextCompactedPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
+			b.session.compacted(p)
 			b.push(&Item{ID: "cmp_" + strconv.FormatInt(e.ID, 10), Kind: KindCompaction, Text: p.Summary, Compaction: &p}, e)
 		}
 	case event.RunStarted:
@@ -314,17 +315,32 @@ func (b *Builder) Add(e event.Event) {
 	case event.ContextWarning:
 		var p event.ContextWarningPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
+			b.session.warning(p)
 			b.push(&Item{ID: noticeID(e), Kind: KindNotice, Level: "warning", Code: "context_warning", Text: ContextWarningText(p)}, e)
 		}
 	case event.Usage:
-		var p event.UsagePayload
+		// Total is the run's so far: neither the items nor the meter
+		// read it, so it is not decoded.
+		var p struct {
+			TurnID string            `json:"turn_id"`
+			Turn   event.UsageTotals `json:"turn"`
+		}
 		if json.Unmarshal(e.Payload, &p) == nil {
-			b.addUsage(e.RunID, p)
+			b.session.usage(p.TurnID, p.Turn.InputTokens)
+			b.addUsage(e.RunID, p.TurnID, p.Turn)
 		}
 	case event.RunDone:
 		b.ended[e.RunID] = true
-		var p event.RunDonePayload
-		if json.Unmarshal(e.Payload, &p) != nil || p.Status == "completed" {
+		var p struct { // event.RunDonePayload without the run's usage
+			Status string           `json:"status"`
+			Error  *event.ErrorInfo `json:"error,omitempty"`
+			By     *event.Actor     `json:"by,omitempty"`
+		}
+		if json.Unmarshal(e.Payload, &p) != nil {
+			return
+		}
+		b.session.runDone(e, p.Status)
+		if p.Status == "completed" {
 			return
 		}
 		if p.Status == "cancelled" && b.unstarted(e.RunID) {
@@ -337,9 +353,9 @@ func (b *Builder) Add(e event.Event) {
 
 // addUsage records a model call's tokens and cost for its turn (see
 // placeUsage).
-func (b *Builder) addUsage(runID string, p event.UsagePayload) {
-	if p.TurnID != "" {
-		b.turnUsage[[2]string{runID, p.TurnID}] = p.Turn
+func (b *Builder) addUsage(runID, turnID string, turn event.UsageTotals) {
+	if turnID != "" {
+		b.turnUsage[[2]string{runID, turnID}] = turn
 	}
 }
 
@@ -547,6 +563,21 @@ func byRun(evs []event.Event, runIDs []string, until string) []event.Event {
 		if r == until {
 			break
 		}
+	}
+	// Most reads keep every event and find them in order already (a run
+	// follows the one before): those fold the events as they are, with no
+	// copy of a long session's journal.
+	inOrder, last := true, -1
+	for _, e := range evs {
+		k, ok := order[e.RunID]
+		if !ok || k < last {
+			inOrder = false
+			break
+		}
+		last = k
+	}
+	if inOrder {
+		return evs
 	}
 	kept := make([]event.Event, 0, len(evs))
 	for _, e := range evs {

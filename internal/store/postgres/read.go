@@ -199,6 +199,30 @@ func (r reader) SessionRuns(ctx context.Context, sessionID string) ([]store.Run,
 	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = $1 ORDER BY created_at_ms, ord`, sessionID)
 }
 
+// SessionRunStates reads two columns of the runs SessionRuns reads twenty
+// of: opening a session of a thousand runs needs no more.
+func (r reader) SessionRunStates(ctx context.Context, sessionID string) ([]store.RunState, error) {
+	rows, err := r.q.Query(ctx, `SELECT id, status FROM runs WHERE session_id = $1 ORDER BY created_at_ms, ord`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("session run states: %w", err)
+	}
+	defer rows.Close()
+	var out []store.RunState
+	for rows.Next() {
+		var v store.RunState
+		var status string
+		if err := rows.Scan(&v.ID, &status); err != nil {
+			return nil, fmt.Errorf("session run states: %w", err)
+		}
+		v.Status = run.Status(status)
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("session run states: %w", err)
+	}
+	return out, nil
+}
+
 func (r reader) RunsWithStatus(ctx context.Context, statuses ...run.Status) ([]store.Run, error) {
 	if len(statuses) == 0 {
 		return nil, nil
@@ -281,8 +305,11 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 	if cond == "" {
 		cond = "true"
 	}
-	query := `SELECT id, run_id, session_id, seq, type, ts_ms, terminal, payload FROM events WHERE id > ` +
-		after + ` AND ` + cond + ` ORDER BY id`
+	cols := `id, run_id, session_id, seq, type, ts_ms, terminal, payload`
+	if q.Fold {
+		cols = `id, run_id, type, ts_ms, payload`
+	}
+	query := `SELECT ` + cols + ` FROM events WHERE id > ` + after + ` AND ` + cond + ` ORDER BY id`
 	limit := q.Limit
 	if q.MaxBytes > 0 {
 		// The page ends with the event that brings it to MaxBytes, and the
@@ -292,7 +319,7 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 		if most := q.MaxBytes/2 + 1; limit <= 0 || most < limit {
 			limit = most
 		}
-		query = `SELECT id, run_id, session_id, seq, type, ts_ms, terminal, payload FROM (
+		query = `SELECT ` + cols + ` FROM (
 			SELECT *, SUM(octet_length(payload)) OVER (ORDER BY id) - octet_length(payload) AS before
 			FROM (` + query + ` LIMIT ` + args.add(limit) + `) page) sized
 			WHERE before < ` + args.add(q.MaxBytes) + ` ORDER BY id`
@@ -303,12 +330,17 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
+	var e event.Event
+	var ts int64
+	var typ string
+	dest := []any{&e.ID, &e.RunID, &e.SessionID, &e.Seq, &typ, &ts, &e.Terminal, &e.Payload}
+	if q.Fold {
+		dest = []any{&e.ID, &e.RunID, &typ, &ts, &e.Payload}
+	}
 	out, err := collect(rows, func(row pgx.Row) (event.Event, error) {
-		var e event.Event
-		var ts int64
-		var typ, payload string
-		err := row.Scan(&e.ID, &e.RunID, &e.SessionID, &e.Seq, &typ, &ts, &e.Terminal, &payload)
-		e.Type, e.TS, e.Payload = event.Type(typ), event.FromMillis(ts), json.RawMessage(payload)
+		e = event.Event{}
+		err := row.Scan(dest...)
+		e.Type, e.TS = event.Type(typ), event.FromMillis(ts)
 		return e, err
 	})
 	if err != nil {

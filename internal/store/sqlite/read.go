@@ -180,6 +180,30 @@ func (r reader) SessionRuns(ctx context.Context, sessionID string) ([]store.Run,
 	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = ? ORDER BY created_at_ms, rowid`, sessionID)
 }
 
+// SessionRunStates reads two columns of the runs SessionRuns reads twenty
+// of: opening a session of a thousand runs needs no more.
+func (r reader) SessionRunStates(ctx context.Context, sessionID string) ([]store.RunState, error) {
+	rows, err := r.query(ctx, `SELECT id, status FROM runs WHERE session_id = ? ORDER BY created_at_ms, rowid`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("session run states: %w", err)
+	}
+	defer rows.Close()
+	var out []store.RunState
+	for rows.Next() {
+		var v store.RunState
+		var status string
+		if err := rows.Scan(&v.ID, &status); err != nil {
+			return nil, fmt.Errorf("session run states: %w", err)
+		}
+		v.Status = run.Status(status)
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("session run states: %w", err)
+	}
+	return out, nil
+}
+
 func (r reader) RunsWithStatus(ctx context.Context, statuses ...run.Status) ([]store.Run, error) {
 	if len(statuses) == 0 {
 		return nil, nil
@@ -283,8 +307,11 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 		cond = "1"
 	}
 	cond = "id > ? AND " + cond
-	query := `SELECT id, run_id, session_id, seq, type, ts_ms, terminal, payload FROM events WHERE ` +
-		cond + ` ORDER BY id`
+	cols := `id, run_id, session_id, seq, type, ts_ms, terminal, payload`
+	if q.Fold {
+		cols = `id, run_id, type, ts_ms, payload`
+	}
+	query := `SELECT ` + cols + ` FROM events WHERE ` + cond + ` ORDER BY id`
 	if q.Limit > 0 {
 		query += ` LIMIT ?`
 		args = append(args, q.Limit)
@@ -296,11 +323,16 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 	defer rows.Close()
 	var out []event.Event
 	size := 0
+	var e event.Event
+	var ts int64
+	var typ, payload string
+	dest := []any{&e.ID, &e.RunID, &e.SessionID, &e.Seq, &typ, &ts, &e.Terminal, &payload}
+	if q.Fold {
+		dest = []any{&e.ID, &e.RunID, &typ, &ts, &payload}
+	}
 	for rows.Next() {
-		var e event.Event
-		var ts int64
-		var typ, payload string
-		if err := rows.Scan(&e.ID, &e.RunID, &e.SessionID, &e.Seq, &typ, &ts, &e.Terminal, &payload); err != nil {
+		e = event.Event{}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("read events: %w", err)
 		}
 		e.Type, e.TS, e.Payload = event.Type(typ), event.FromMillis(ts), json.RawMessage(payload)

@@ -42,6 +42,8 @@ func Run(t *testing.T, open Open) {
 		{"AppendEach", testAppendEach},
 		{"EventsQuery", testEventsQuery},
 		{"EventsQueryMaxBytes", testEventsQueryMaxBytes},
+		{"EventsQueryFold", testEventsQueryFold},
+		{"SessionRunStates", testSessionRunStates},
 		{"DeleteSessionRemovesItsData", testDeleteSessionRemovesItsData},
 		{"WriteBatchIsolatesFailingBodies", testWriteBatchIsolatesFailingBodies},
 		{"WriteBatchChanges", testWriteBatchChanges},
