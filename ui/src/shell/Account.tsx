@@ -27,10 +27,10 @@ export function AccountMenu() {
   if (!acct.hasMenu.value || !p) return null;
   const person = p.kind === "user";
   const items: MenuItem[] = [
-    { key: "tokens", label: "API tokens", icon: <IKey size={15} />, testid: "menu-tokens", onSelect: () => openPage(view, "tokens") },
+    { key: "tokens", label: "API tokens", icon: <IKey size={15} />, testid: "menu-tokens", onSelect: () => openPage(view, "settings", "tokens") },
   ];
   if (acct.permissions.value.admin) {
-    items.push({ key: "users", label: "Users", icon: <IUsers size={15} />, testid: "menu-users", onSelect: () => openPage(view, "users") });
+    items.push({ key: "users", label: "Users", icon: <IUsers size={15} />, testid: "menu-users", onSelect: () => openPage(view, "settings", "users") });
   }
   if (person) {
     items.push({ key: "password", label: "Change password", icon: <ILock size={15} />, testid: "menu-password", onSelect: () => (view.passwordOpen.value = true) });

@@ -22,8 +22,7 @@ import { SignIn } from "./SignIn";
 import { applyTheme } from "./theme";
 import { Toast } from "./Toast";
 import { TokenDialog } from "./TokenDialog";
-import { TokensPage } from "./Tokens";
-import { UsersPage } from "./Users";
+import { SettingsPage } from "../settings/Settings";
 import { createViewState, useView, ViewContext, WIDE_QUERY } from "./view";
 import { WorkspacePane } from "../workspace/Pane";
 
@@ -96,8 +95,8 @@ function Shell() {
       }}>Skip to message box</a>
       <Sidebar />
       {drawer && <div class="scrim scrim-sidebar" onClick={() => (view.sidebarOpen.value = false)} aria-hidden="true" />}
-      <main class="main" aria-label={page === "chat" ? "Conversation" : page === "tokens" ? "API tokens" : "Users"}>
-        {page === "tokens" ? <TokensPage /> : page === "users" ? <UsersPage /> : (
+      <main class="main" aria-label={page === "chat" ? "Conversation" : "Settings"}>
+        {page === "settings" ? <SettingsPage /> : (
           <>
             <Header />
             <GoalBar session={s} />

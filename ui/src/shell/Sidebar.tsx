@@ -16,7 +16,7 @@ import { sessionPath } from "../state/store";
 import { sortSessions } from "../state/sessionList";
 import type { Session } from "../state/types";
 import { isMac, relTime, statusText, waitsForPerson } from "./format";
-import { IClose, IDownload, IMore, IPencil, IPlus, ISearch, ITrash, Logo } from "./icons";
+import { IClose, IDownload, IMore, IPencil, IPlus, ISearch, ISettings, ITrash, Logo } from "./icons";
 import { MenuButton, type MenuItem } from "./Menu";
 import { deleteWithUndo, groupSessions, hiddenIds, organise, projectList, toggleSelected } from "./organise";
 import { BulkBar, ProjectBar, ProjectDialog, UndoToast } from "./Projects";
@@ -25,8 +25,9 @@ import { exportSession, ImportButton } from "./exportImport";
 import { SearchHits } from "./SearchHits";
 import { toneClass } from "./status";
 import { ThemeSwitch } from "./ThemeSwitch";
-import { useView } from "./view";
+import { openPage, useView } from "./view";
 import { hasOtherWorkspaces, WorkspaceDialog } from "../workspace/files/WorkspaceDialog";
+import { visibleSections } from "../settings/Settings";
 
 export function Sidebar() {
   const store = useStore();
@@ -125,6 +126,7 @@ export function Sidebar() {
         {!archivedView && store.sessionsMore.value && <MoreSessions />}
         <SearchHits q={filter} />
       </nav>
+      <SettingsLink />
     </aside>
     </>
   );
@@ -356,5 +358,25 @@ function RenameInput({ s, done }: { s: Session; done: (keyboard: boolean) => voi
       }}
       onBlur={() => void save(false)}
     />
+  );
+}
+
+/** The way to the Settings area, at the foot of the sidebar; absent when
+ * the caller may see none of its sections. */
+function SettingsLink() {
+  const store = useStore();
+  const view = useView();
+  if (visibleSections(store).length === 0) return null;
+  const here = view.page.value === "settings";
+  return (
+    <div class="sb-foot">
+      <a href="#settings" class={"sb-settings" + (here ? " current" : "")} data-testid="open-settings" aria-current={here ? "page" : undefined}
+        onClick={(e) => {
+          e.preventDefault();
+          openPage(view, "settings");
+        }}>
+        <ISettings size={16} /> Settings
+      </a>
+    </div>
   );
 }

@@ -11,7 +11,6 @@ import { useStore } from "../state/context";
 import { ConfirmDialog } from "./Dialog";
 import { ago } from "./format";
 import { ICheck, ICopy } from "./icons";
-import { PageFrame } from "./Page";
 import { useView } from "./view";
 
 const SCOPE_TEXT: Record<Scope, string> = {
@@ -54,7 +53,7 @@ export function TokensPage() {
   };
 
   return (
-    <PageFrame title="API tokens" testid="tokens-page">
+    <div class="settings-section" data-testid="tokens-page">
       <p class="page-lead">
         A personal API token lets a script or another program use this server as you, with at most your own role.
         Programs send it in the header <code>Authorization: Bearer cad_…</code>
@@ -87,7 +86,7 @@ export function TokensPage() {
           onConfirm={() => void revoke(revoking.value!)}
         />
       )}
-    </PageFrame>
+    </div>
   );
 }
 

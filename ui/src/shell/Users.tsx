@@ -9,7 +9,6 @@ import { ROLES, type Role, type UserAccount } from "../state/auth";
 import { useStore } from "../state/context";
 import { ConfirmDialog, trapFocus } from "./Dialog";
 import { ago } from "./format";
-import { PageFrame } from "./Page";
 import { useView } from "./view";
 
 const ROLE_TEXT: Record<Role, string> = {
@@ -52,14 +51,14 @@ export function UsersPage() {
 
   if (!store.account.permissions.value.admin) {
     return (
-      <PageFrame title="Users" testid="users-page">
+      <div class="settings-section" data-testid="users-page">
         <p class="page-note">Managing people needs the admin role.</p>
-      </PageFrame>
+      </div>
     );
   }
 
   return (
-    <PageFrame title="Users" testid="users-page">
+    <div class="settings-section" data-testid="users-page">
       <p class="page-lead">
         People who sign in to this server. A viewer reads; an operator also starts, steers and approves runs; an admin also manages people and everyone's tokens.
       </p>
@@ -95,7 +94,7 @@ export function UsersPage() {
         />
       )}
       {resetting.value && <ResetPassword u={resetting.value} onClose={() => (resetting.value = null)} save={(pw) => update(resetting.value!, { password: pw }, false)} />}
-    </PageFrame>
+    </div>
   );
 }
 

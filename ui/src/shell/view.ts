@@ -9,13 +9,19 @@ import { isPaneTab, type PaneTab } from "../workspace/tab";
 import { loadTheme, type ThemeChoice } from "./theme";
 import { createOrganiseState, type OrganiseState } from "./organise";
 
-/** What the main column shows: the conversation, or one of the account
- * pages (reached from the account menu). The page rides in the address's
- * hash (#tokens, #users), so a reload or Back keeps it without the server
- * knowing more paths. */
-export type Page = "chat" | "tokens" | "users";
+/** What the main column shows: the conversation, or the Settings area
+ * (its section in ViewState.section). Both ride in the address's hash
+ * (#settings/tokens), so a reload or Back keeps them without the server
+ * knowing more paths; the older #tokens and #users still lead there. */
+export type Page = "chat" | "settings";
 
-const pageOf = (hash: string): Page => (hash === "#tokens" ? "tokens" : hash === "#users" ? "users" : "chat");
+/** The page and Settings section an address's hash names ("" section: the
+ * first one the caller may see). */
+export function routeOf(hash: string): { page: Page; section: string } {
+  if (hash === "#tokens" || hash === "#users") return { page: "settings", section: hash.slice(1) };
+  const m = /^#settings(?:\/([a-z0-9-]+))?$/.exec(hash);
+  return m ? { page: "settings", section: m[1] ?? "" } : { page: "chat", section: "" };
+}
 
 export interface ViewState {
   /** Phone: the sessions drawer is open. */
@@ -33,6 +39,8 @@ export interface ViewState {
   /** Light, dark or the system's (saved in localStorage by the shell). */
   theme: Signal<ThemeChoice>;
   page: Signal<Page>;
+  /** The Settings section shown when page is "settings" ("" the first). */
+  section: Signal<string>;
   /** The change-password dialog is open. */
   passwordOpen: Signal<boolean>;
   /** The run the Changes tab shows (set by the line under a run in the
@@ -51,11 +59,13 @@ export interface ViewState {
   paletteOpen: Signal<boolean>;
 }
 
-/** Shows `p` in the main column, as a new history entry. */
-export function openPage(view: ViewState, p: Page): void {
-  const hash = p === "chat" ? "" : `#${p}`;
+/** Shows `p` in the main column (for Settings, its `section`, or the
+ * first), as a new history entry. */
+export function openPage(view: ViewState, p: Page, section = ""): void {
+  const hash = p === "chat" ? "" : section ? `#settings/${section}` : "#settings";
   if (location.hash !== hash) history.pushState(null, "", location.pathname + location.search + hash);
   view.page.value = p;
+  view.section.value = section;
   view.sidebarOpen.value = false;
 }
 
@@ -65,10 +75,17 @@ export function createViewState(): ViewState {
   const wide = typeof matchMedia === "function" && matchMedia(WIDE_QUERY).matches;
   const now = signal(Date.now());
   setInterval(() => (now.value = Date.now()), 30_000);
-  const page = signal<Page>(pageOf(location.hash));
+  const first = routeOf(location.hash);
+  const page = signal<Page>(first.page);
+  const section = signal(first.section);
   // Back and Forward move between pages (pushState fires no hashchange).
-  window.addEventListener("popstate", () => (page.value = pageOf(location.hash)));
-  window.addEventListener("hashchange", () => (page.value = pageOf(location.hash)));
+  const follow = () => {
+    const r = routeOf(location.hash);
+    page.value = r.page;
+    section.value = r.section;
+  };
+  window.addEventListener("popstate", follow);
+  window.addEventListener("hashchange", follow);
   return {
     sidebarOpen: signal(false),
     activityOpen: signal(wide),
@@ -79,6 +96,7 @@ export function createViewState(): ViewState {
     now,
     theme: signal(loadTheme()),
     page,
+    section,
     passwordOpen: signal(false),
     changesRun: signal<string | null>(null),
     changesCall: signal<string | null>(null),

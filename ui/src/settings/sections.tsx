@@ -1,0 +1,30 @@
+// The sections of the Settings area, in the order the navigation lists
+// them. A section is one component showing one concern; `shown` says who
+// may see it (a section the caller may not use is not listed at all, and
+// its address falls back to the first section).
+
+import type { JSX } from "preact";
+import type { Store } from "../state/contract";
+import { TokensPage } from "../shell/Tokens";
+import { UsersPage } from "../shell/Users";
+
+export interface SettingsSection {
+  /** The address: #settings/<id>. */
+  id: string;
+  title: string;
+  /** One line under the title in the navigation (wide screens). */
+  blurb: string;
+  shown: (store: Store) => boolean;
+  component: () => JSX.Element;
+}
+
+export const sections: SettingsSection[] = [
+  {
+    id: "tokens", title: "API tokens", blurb: "Personal tokens for scripts",
+    shown: (s) => s.account.hasMenu.value, component: TokensPage,
+  },
+  {
+    id: "users", title: "Users", blurb: "People, roles and access",
+    shown: (s) => s.account.permissions.value.admin && s.account.hasMenu.value, component: UsersPage,
+  },
+];
