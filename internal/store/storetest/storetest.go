@@ -72,6 +72,10 @@ func Run(t *testing.T, open Open) {
 		{"ListSessionsOrganised", testListSessionsOrganised},
 		// Search (issue 15).
 		{"Search", testSearch},
+		// Profiles (issue 16, h16-profiles).
+		{"ProfilesCRUD", testProfilesCRUD},
+		{"ProfilesDefault", testProfilesDefault},
+		{"ProfileOfSessionsAndProjects", testProfileOfSessionsAndProjects},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
