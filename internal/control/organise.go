@@ -97,6 +97,9 @@ type ProjectInput struct {
 	Workspace    *string
 	Model        *string
 	Instructions *string
+	// ProfileID (h16-profiles) is the profile new sessions in the project
+	// take; "" for the default profile.
+	ProfileID *string
 }
 
 func (s *Service) applyProject(p *store.Project, in ProjectInput) error {
@@ -132,7 +135,19 @@ func (s *Service) applyProject(p *store.Project, in ProjectInput) error {
 		}
 		p.Instructions = strings.TrimSpace(*in.Instructions)
 	}
+	if in.ProfileID != nil {
+		p.ProfileID = strings.TrimSpace(*in.ProfileID)
+	}
 	return nil
+}
+
+// checkProjectProfile refuses a project whose new profile_id names no
+// live profile.
+func checkProjectProfile(ctx context.Context, r store.Reader, in ProjectInput) error {
+	if in.ProfileID == nil {
+		return nil
+	}
+	return checkProfileRef(ctx, r, strings.TrimSpace(*in.ProfileID))
 }
 
 func nameTaken(err error, name string) error {
@@ -152,7 +167,12 @@ func (s *Service) CreateProject(ctx context.Context, in ProjectInput) (store.Pro
 	if err := s.applyProject(&p, in); err != nil {
 		return store.Project{}, err
 	}
-	err := s.w.Do(ctx, func(tx store.Tx) error { return nameTaken(tx.InsertProject(ctx, p), p.Name) })
+	err := s.w.Do(ctx, func(tx store.Tx) error {
+		if err := checkProjectProfile(ctx, tx, in); err != nil {
+			return err
+		}
+		return nameTaken(tx.InsertProject(ctx, p), p.Name)
+	})
 	return p, err
 }
 
@@ -167,6 +187,9 @@ func (s *Service) UpdateProject(ctx context.Context, projectID string, in Projec
 			return err
 		}
 		if err := s.applyProject(&p, in); err != nil {
+			return err
+		}
+		if err := checkProjectProfile(ctx, tx, in); err != nil {
 			return err
 		}
 		p.UpdatedAt = time.Now().UTC()

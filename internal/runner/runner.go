@@ -321,7 +321,9 @@ func (r *Runner) claimAll(ctx context.Context) {
 		var ok bool
 		err := r.w.Do(wctx, func(tx store.Tx) error {
 			var err error
-			claimed, ok, err = control.Claim(wctx, tx, r.id, r.cfg.Lease, r.describe)
+			claimed, ok, err = control.Claim(wctx, tx, r.id, r.cfg.Lease, func(ru store.Run) event.RunStartedPayload {
+				return r.describe(wctx, tx, ru)
+			})
 			return err
 		})
 		if err != nil {
@@ -333,15 +335,6 @@ func (r *Runner) claimAll(ctx context.Context) {
 		}
 		r.start(claimed)
 	}
-}
-
-// describe names the provider and model that will answer a run.
-func (r *Runner) describe(ru store.Run) event.RunStartedPayload {
-	res, err := r.pick.Peek(ru.Model)
-	if err != nil {
-		return event.RunStartedPayload{Model: ru.Model}
-	}
-	return event.RunStartedPayload{Provider: res.ProviderName, Model: res.Model, Demo: res.Demo(), ContextWindow: res.Info.ContextWindow}
 }
 
 func (r *Runner) start(claimed store.Run) {
