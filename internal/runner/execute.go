@@ -11,7 +11,6 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/journal"
-	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
@@ -119,7 +118,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 		msgs = dropCutAnswer(msgs)
 	}
 	prof, hasProf := r.profileOf(ctx, r.st, sess)
-	m, err := resolveModel(modelRefs(claimed.Model, prof, hasProf), func(ref string) (models.Resolved, error) { return r.pick.Resolve(ctx, ref) })
+	m, err := r.resolveModel(ctx, modelRefs(claimed.Model, prof, hasProf), true)
 	if err != nil {
 		return agent.Result{Err: &event.ErrorInfo{Code: "model_unavailable", Message: err.Error()}}, nil
 	}

@@ -46,12 +46,32 @@ func modelRefs(runModel string, p store.Profile, ok bool) []string {
 	return append([]string{p.Model}, p.Fallbacks...)
 }
 
-// resolveModel resolves the first of refs a provider serves (resolve is
-// Resolve or Peek); the error names every one that failed.
-func resolveModel(refs []string, resolve func(string) (models.Resolved, error)) (models.Resolved, error) {
+// availability is what a Resolver may also tell: whether a model
+// reference can answer (models.Registry.Available).
+type availability interface {
+	Available(ctx context.Context, ref string, ask bool) error
+}
+
+// resolveModel resolves the first of refs that is available: each but the
+// last must also be one its provider lists, when the picker knows (ask:
+// may fetch a provider's list; without it nothing blocks). The error
+// names every one that failed.
+func (r *Runner) resolveModel(ctx context.Context, refs []string, ask bool) (models.Resolved, error) {
 	var errs []error
-	for _, ref := range refs {
-		m, err := resolve(ref)
+	for i, ref := range refs {
+		if av, ok := r.pick.(availability); ok && i < len(refs)-1 {
+			if err := av.Available(ctx, ref, ask); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		var m models.Resolved
+		var err error
+		if ask {
+			m, err = r.pick.Resolve(ctx, ref)
+		} else {
+			m, err = r.pick.Peek(ref)
+		}
 		if err == nil {
 			return m, nil
 		}
@@ -113,11 +133,28 @@ func (r *Runner) describe(ctx context.Context, tx store.Reader, ru store.Run) ev
 			InstructionsSHA256: hex.EncodeToString(sum[:]), Model: p.Model, Fallbacks: p.Fallbacks, Tools: p.Tools,
 			ApprovalMode: p.ApprovalMode}
 	}
-	res, err := resolveModel(modelRefs(ru.Model, p, ok), r.pick.Peek)
+	res, err := r.resolveModel(ctx, modelRefs(ru.Model, p, ok), false)
 	if err != nil {
 		return info
 	}
 	info.Provider, info.Model, info.Demo, info.ContextWindow = res.ProviderName, res.Model, res.Demo(), res.Info.ContextWindow
 	info.ReasoningLevel, info.ThinkingBudget = res.Info.ReasoningEffort, res.Info.ThinkingBudget
 	return info
+}
+
+// warmModelLists fetches the providers' model lists in the background, so
+// that run.started, written inside the claim's transaction where nothing
+// may block, knows which of a profile's models a provider serves.
+func (r *Runner) warmModelLists(ctx context.Context) {
+	l, ok := r.pick.(interface {
+		List(ctx context.Context) []models.ProviderView
+	})
+	if !ok {
+		return
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		l.List(ctx)
+	}()
 }

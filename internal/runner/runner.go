@@ -154,6 +154,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		return nil // stopped before it could start: it holds nothing
 	}
 	r.watch.Sweep(ctx)
+	r.warmModelLists(ctx)
 	wake := r.wake
 	// Diagnostics are included because a handover of a run waiting for a
 	// person changes no status.
