@@ -214,6 +214,10 @@ func TestSessionProfile(t *testing.T) {
 			t.Fatalf("session after its profile was deleted = %v", v)
 		}
 		e.req("POST", "/api/sessions", `{"profile_id":"`+other.ID+`"}`).want(t, 400, "profile_not_found")
+		// A project saved as it was keeps the deleted profile it names.
+		e.req("PATCH", "/api/projects/"+p.ID, `{"name":"P2","profile_id":"`+other.ID+`"}`).want(t, 200, "")
+		e.req("PATCH", "/api/projects/"+p.ID, `{"profile_id":"`+def.ID+`"}`).want(t, 200, "")
+		e.req("PATCH", "/api/projects/"+p.ID, `{"profile_id":"`+other.ID+`"}`).want(t, 400, "profile_not_found")
 		e.req("PATCH", "/api/sessions/"+s.ID, `{"profile_id":""}`).want(t, 200, "")
 	})
 }

@@ -142,9 +142,9 @@ func (s *Service) applyProject(p *store.Project, in ProjectInput) error {
 }
 
 // checkProjectProfile refuses a project whose new profile_id names no
-// live profile.
-func checkProjectProfile(ctx context.Context, r store.Reader, in ProjectInput) error {
-	if in.ProfileID == nil {
+// live profile; one it names already (deleted since) may stay.
+func checkProjectProfile(ctx context.Context, r store.Reader, in ProjectInput, was string) error {
+	if in.ProfileID == nil || strings.TrimSpace(*in.ProfileID) == was {
 		return nil
 	}
 	return checkProfileRef(ctx, r, strings.TrimSpace(*in.ProfileID))
@@ -168,7 +168,7 @@ func (s *Service) CreateProject(ctx context.Context, in ProjectInput) (store.Pro
 		return store.Project{}, err
 	}
 	err := s.w.Do(ctx, func(tx store.Tx) error {
-		if err := checkProjectProfile(ctx, tx, in); err != nil {
+		if err := checkProjectProfile(ctx, tx, in, ""); err != nil {
 			return err
 		}
 		return nameTaken(tx.InsertProject(ctx, p), p.Name)
@@ -186,10 +186,11 @@ func (s *Service) UpdateProject(ctx context.Context, projectID string, in Projec
 		if err != nil {
 			return err
 		}
+		was := p.ProfileID
 		if err := s.applyProject(&p, in); err != nil {
 			return err
 		}
-		if err := checkProjectProfile(ctx, tx, in); err != nil {
+		if err := checkProjectProfile(ctx, tx, in, was); err != nil {
 			return err
 		}
 		p.UpdatedAt = time.Now().UTC()
