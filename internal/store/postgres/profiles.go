@@ -126,9 +126,19 @@ func (t *txn) InsertProfile(ctx context.Context, p store.Profile) error {
 		p.ID, p.Name, p.Color, p.Instructions, p.Model, listJSON(p.Fallbacks), listJSON(p.Tools), p.ApprovalMode, p.Workspace, p.Default,
 		ms(p.CreatedAt), ms(p.UpdatedAt), store.NameKey(p.Name))
 	if err != nil {
-		return fmt.Errorf("insert profile %q: %w", p.ID, err)
+		return profileWriteErr(err, p)
 	}
 	return nil
+}
+
+// profileWriteErr is ErrConflict for a unique index a concurrent
+// transaction beat this one to (the name, or the default) after the
+// checks above.
+func profileWriteErr(err error, p store.Profile) error {
+	if c, ok := uniqueViolation(err); ok && (c == "profiles_live_name" || c == "profiles_default") {
+		return fmt.Errorf("profile name %q: %w", p.Name, store.ErrConflict)
+	}
+	return fmt.Errorf("write profile %q: %w", p.ID, err)
 }
 
 func (t *txn) UpdateProfile(ctx context.Context, p store.Profile) error {
@@ -138,11 +148,18 @@ func (t *txn) UpdateProfile(ctx context.Context, p store.Profile) error {
 	if err := t.takeDefault(ctx, p); err != nil {
 		return err
 	}
-	return t.exec(ctx, "profile", p.ID, store.ErrNotFound, `UPDATE profiles SET name = $1, name_key = $2, color = $3, instructions = $4, model = $5,
+	tag, err := t.c.Exec(ctx, `UPDATE profiles SET name = $1, name_key = $2, color = $3, instructions = $4, model = $5,
 		fallbacks = $6, tools = $7, approval_mode = $8, workspace = $9, is_default = $10, updated_at_ms = $11
 		WHERE id = $12 AND deleted_at_ms IS NULL`,
 		p.Name, store.NameKey(p.Name), p.Color, p.Instructions, p.Model, listJSON(p.Fallbacks), listJSON(p.Tools),
 		p.ApprovalMode, p.Workspace, p.Default, ms(p.UpdatedAt), p.ID)
+	if err != nil {
+		return profileWriteErr(err, p)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("profile %q: %w", p.ID, store.ErrNotFound)
+	}
+	return nil
 }
 
 func (t *txn) DeleteProfile(ctx context.Context, id string, at time.Time) error {
