@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/caduceus-dev/caduceus/internal/api"
+	"github.com/caduceus-dev/caduceus/internal/auth"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/store"
@@ -247,5 +248,33 @@ func TestListTools(t *testing.T) {
 	r.decode(t, &out)
 	if len(out.Tools) != 3 || out.Tools[0].Name != "read_file" || out.Tools[1].Description != "search" {
 		t.Fatalf("tools = %+v", out.Tools)
+	}
+}
+
+// Profiles configure the server's agents: an operator reads them and
+// picks one for a session, but only an admin changes them.
+func TestProfilesNeedAdmin(t *testing.T) {
+	t.Parallel()
+	e := newProfilesEnv(t, storetest.SQLite)
+	pr := e.profile(t, `{"name":"Ada"}`) // the local principal, before any account exists
+	s := e.session(t)
+	op := e.login(e.addPerson("ops", auth.RoleOperator))
+	admin := e.login(e.addPerson("root", auth.RoleAdmin))
+	for _, w := range []struct{ method, path, body string }{
+		{"POST", "/api/profiles", `{"name":"Bob"}`},
+		{"PATCH", "/api/profiles/" + pr.ID, `{"instructions":"x"}`},
+		{"DELETE", "/api/profiles/" + pr.ID, ""},
+		{"POST", "/api/profiles/" + pr.ID + "/duplicate", ""},
+	} {
+		op.req(w.method, w.path, w.body).want(t, http.StatusForbidden, "forbidden")
+	}
+	op.req("GET", "/api/profiles", "").want(t, http.StatusOK, "")
+	op.req("GET", "/api/tools", "").want(t, http.StatusOK, "")
+	op.req("PATCH", "/api/sessions/"+s.ID, `{"profile_id":"`+pr.ID+`"}`).want(t, http.StatusOK, "")
+	admin.req("PATCH", "/api/profiles/"+pr.ID, `{"instructions":"x"}`).want(t, http.StatusOK, "")
+	var got profileJSON
+	admin.req("GET", "/api/profiles/"+pr.ID, "").decode(t, &got)
+	if got.Instructions != "x" {
+		t.Fatalf("after the refusals and the admin's edit: %+v", got)
 	}
 }
