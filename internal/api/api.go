@@ -26,6 +26,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
+	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/terminal"
@@ -98,6 +99,9 @@ type Options struct {
 	// Changes shows checkpoints and what runs changed, and rolls changes
 	// back; nil answers those routes 503 checkpoints_unavailable.
 	Changes Changes
+	// Tools (h16-profiles) are the agent's tools GET /api/tools lists, the
+	// ones a profile may enable; nil lists none.
+	Tools []provider.ToolSpec
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -284,6 +288,14 @@ func (a *API) routes() []route {
 		{"GET /api/projects/{id}", a.getProject},
 		{"PATCH /api/projects/{id}", a.patchProject},
 		{"DELETE /api/projects/{id}", a.deleteProject},
+		// Profiles (h16-profiles, profiles.go).
+		{"GET /api/profiles", a.listProfiles},
+		{"POST /api/profiles", a.createProfile},
+		{"GET /api/profiles/{id}", a.getProfile},
+		{"PATCH /api/profiles/{id}", a.patchProfile},
+		{"DELETE /api/profiles/{id}", a.deleteProfile},
+		{"POST /api/profiles/{id}/duplicate", a.duplicateProfile},
+		{"GET /api/tools", a.listTools},
 	}
 }
 
@@ -361,6 +373,10 @@ func statusOf(code string) int {
 		return http.StatusNotFound
 	case control.CodeSessionBusy, control.CodeNotPending, control.CodeConflict, control.CodeNotResumable, control.CodeSuperseded,
 		control.CodeProjectNameTaken: // organising sessions
+		return http.StatusConflict
+	// Profiles (h16-profiles). profile_not_found stays 400: it answers a
+	// profile_id in a body; a route's unknown profile is not_found.
+	case control.CodeProfileNameTaken:
 		return http.StatusConflict
 	// Versions of a conversation.
 	case control.CodeNotRetryable, control.CodeNothingToUndo, control.CodeNothingToRestore, control.CodeNothingToContinue:

@@ -82,6 +82,8 @@ type envConfig struct {
 	terms   *terminal.Manager
 	origins []string
 	red     *secret.Redactor
+	// open makes the store (nil: SQLite).
+	open storetest.Open
 }
 
 type envOpt func(*envConfig)
@@ -120,6 +122,9 @@ func withLog(l *slog.Logger) envOpt { return func(c *envConfig) { c.log = l } }
 // the defaults.
 var testParams = auth.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}
 
+// withStore runs the API over the store open makes.
+func withStore(open storetest.Open) envOpt { return func(c *envConfig) { c.open = open } }
+
 // withModels serves the demo registry on GET /api/models.
 func withModels() envOpt { return func(c *envConfig) { c.models = true } }
 
@@ -134,7 +139,11 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	if cfg.log != nil {
 		log = cfg.log
 	}
-	j := journaltest.Start(t, storetest.SQLite)
+	open := storetest.SQLite
+	if cfg.open != nil {
+		open = cfg.open
+	}
+	j := journaltest.Start(t, open)
 	st, w, hub := j.Store, j.Writer, j.Hub
 
 	ws := t.TempDir()

@@ -139,6 +139,17 @@ var routePerms = map[string]perm{
 	"GET /api/projects/{id}":    permRead,
 	"PATCH /api/projects/{id}":  permOperate,
 	"DELETE /api/projects/{id}": permOperate,
+
+	// Profiles (h16-profiles): they configure the server's agents, so
+	// changing them is an admin's; a session or project picks one with
+	// its own PATCH.
+	"GET /api/profiles":                 permRead,
+	"POST /api/profiles":                permAdmin,
+	"GET /api/profiles/{id}":            permRead,
+	"PATCH /api/profiles/{id}":          permAdmin,
+	"DELETE /api/profiles/{id}":         permAdmin,
+	"POST /api/profiles/{id}/duplicate": permAdmin,
+	"GET /api/tools":                    permRead,
 }
 
 // permitted checks the request's principal against the route's entry and

@@ -17,12 +17,13 @@ type projectView struct {
 	Workspace    string     `json:"workspace"`
 	Model        string     `json:"model"`
 	Instructions string     `json:"instructions"`
+	ProfileID    string     `json:"profile_id"` // h16-profiles
 	CreatedAt    event.Time `json:"created_at"`
 	UpdatedAt    event.Time `json:"updated_at"`
 }
 
 func newProjectView(p store.Project) projectView {
-	return projectView{ID: p.ID, Name: p.Name, Workspace: p.Workspace, Model: p.Model, Instructions: p.Instructions,
+	return projectView{ID: p.ID, Name: p.Name, Workspace: p.Workspace, Model: p.Model, Instructions: p.Instructions, ProfileID: p.ProfileID,
 		CreatedAt: event.Time{Time: p.CreatedAt}, UpdatedAt: event.Time{Time: p.UpdatedAt}}
 }
 
@@ -31,10 +32,11 @@ type projectInput struct {
 	Workspace    *string `json:"workspace"`
 	Model        *string `json:"model"`
 	Instructions *string `json:"instructions"`
+	ProfileID    *string `json:"profile_id"` // h16-profiles
 }
 
 func (in projectInput) control() control.ProjectInput {
-	return control.ProjectInput{Name: in.Name, Workspace: in.Workspace, Model: in.Model, Instructions: in.Instructions}
+	return control.ProjectInput{Name: in.Name, Workspace: in.Workspace, Model: in.Model, Instructions: in.Instructions, ProfileID: in.ProfileID}
 }
 
 func (a *API) listProjects(w http.ResponseWriter, r *http.Request) {

@@ -150,11 +150,13 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) {
 		Workspace string `json:"workspace"`
 		Model     string `json:"model"`
 		ProjectID string `json:"project_id"`
+		ProfileID string `json:"profile_id"` // h16-profiles
 	}
 	if r.ContentLength != 0 && !decode(w, r, &in) {
 		return
 	}
-	s, err := a.svc.CreateSession(r.Context(), control.NewSession{Title: in.Title, Workspace: in.Workspace, Model: in.Model, ProjectID: in.ProjectID})
+	s, err := a.svc.CreateSession(r.Context(), control.NewSession{Title: in.Title, Workspace: in.Workspace, Model: in.Model, ProjectID: in.ProjectID,
+		ProfileID: in.ProfileID})
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -184,11 +186,12 @@ func (a *API) patchSession(w http.ResponseWriter, r *http.Request) {
 		Title *string `json:"title"`
 		Model *string `json:"model"`
 		organiseInput
+		ProfileID *string `json:"profile_id"` // h16-profiles
 	}
 	if !decode(w, r, &in) {
 		return
 	}
-	patch := control.SessionPatch{Title: in.Title, Model: in.Model}
+	patch := control.SessionPatch{Title: in.Title, Model: in.Model, ProfileID: in.ProfileID}
 	if !in.organiseInput.apply(w, &patch) {
 		return
 	}

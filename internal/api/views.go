@@ -31,12 +31,14 @@ type sessionView struct {
 	Pinned     bool        `json:"pinned"`
 	ArchivedAt *event.Time `json:"archived_at"`
 	ProjectID  *string     `json:"project_id"`
+	// ProfileID (h16-profiles) is the session's agent profile, "" for none.
+	ProfileID string `json:"profile_id"`
 }
 
 func newSessionView(s store.Session, busy []store.Run, answered map[string]bool) sessionView {
 	v := sessionView{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model,
 		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}, Status: "idle",
-		ParentSessionID: s.ParentSessionID, BranchedFromEventID: s.BranchedFromEventID}
+		ParentSessionID: s.ParentSessionID, BranchedFromEventID: s.BranchedFromEventID, ProfileID: s.ProfileID}
 	organiseView(&v, s)
 	for _, r := range busy {
 		if r.SessionID != s.ID {

@@ -56,7 +56,8 @@ func checkShape(t *testing.T, what string, m map[string]json.RawMessage, want []
 
 var (
 	sessionKeys = []string{"id", "title", "workspace", "model", "created_at", "updated_at", "status", "queued_runs",
-		"pinned", "archived_at", "project_id"} // the last three: organising sessions
+		"pinned", "archived_at", "project_id", // organising sessions
+		"profile_id"} // h16-profiles
 	runKeys = []string{"id", "session_id", "status", "terminal", "input", "model", "attempt", "retries", "max_retries",
 		"last_event_id", "last_seq", "controls", "pending_request_ids", "usage", "created_at", "started_at", "ended_at"}
 )

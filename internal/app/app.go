@@ -31,6 +31,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/proctrack"
+	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/provider/anthropic"
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 	"github.com/caduceus-dev/caduceus/internal/provider/openai"
@@ -204,6 +205,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return a, nil
 	}
 	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
+	// Profiles (h16-profiles) enable tools by name: the builtin set, listed
+	// whether or not this process runs the agent.
+	toolSpecs := tool.Builtin(tool.Config{}).Specs()
+	svc.KnowTools(toolNames(toolSpecs))
 	if len(cfg.WorkspaceRoots) > 0 {
 		if err := svc.AllowWorkspaces(cfg.WorkspaceRoots); err != nil {
 			a.close()
@@ -216,7 +221,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
 		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel,
 		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
-		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg)}, log)
+		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),
+		Tools: toolSpecs}, log)
 	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
@@ -500,4 +506,13 @@ func editCheckpoints(c *changes.Service) api.EditCheckpointer {
 		return nil
 	}
 	return c
+}
+
+// toolNames lists the names of specs (h16-profiles).
+func toolNames(specs []provider.ToolSpec) []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Name
+	}
+	return out
 }

@@ -40,6 +40,9 @@ type Service struct {
 	// under, as configured and with their symlinks resolved.
 	roots []workspaceRoot
 	retry RetryPolicy
+	// toolNames are the tools a profile may enable (KnowTools); nil
+	// accepts any.
+	toolNames []string
 }
 
 type workspaceRoot struct{ given, real string }
@@ -95,6 +98,10 @@ type NewSession struct {
 	// ProjectID puts the session in a project, whose workspace and model
 	// are the defaults for those left empty.
 	ProjectID string
+	// ProfileID (h16-profiles) names the session's profile; "" takes the
+	// project's, else the default profile. The profile's workspace is the
+	// default after the project's.
+	ProfileID string
 }
 
 // CreateSession creates an empty session.
@@ -108,6 +115,13 @@ func (s *Service) CreateSession(ctx context.Context, in NewSession) (store.Sessi
 			return store.Session{}, err
 		}
 	}
+	prof, err := sessionProfile(ctx, s.st, strings.TrimSpace(in.ProfileID), in.ProjectID)
+	if err != nil {
+		return store.Session{}, err
+	}
+	if in.Workspace == "" {
+		in.Workspace = prof.Workspace
+	}
 	ws := s.workspace
 	if in.Workspace != "" {
 		if ws, err = s.checkWorkspace(in.Workspace); err != nil {
@@ -115,7 +129,7 @@ func (s *Service) CreateSession(ctx context.Context, in NewSession) (store.Sessi
 		}
 	}
 	now := time.Now().UTC()
-	sess := store.Session{ID: id.New("ses"), Title: title, Workspace: ws, Model: strings.TrimSpace(in.Model), CreatedAt: now, UpdatedAt: now, ProjectID: in.ProjectID}
+	sess := store.Session{ID: id.New("ses"), Title: title, Workspace: ws, Model: strings.TrimSpace(in.Model), CreatedAt: now, UpdatedAt: now, ProjectID: in.ProjectID, ProfileID: prof.ID}
 	err = s.w.Do(ctx, func(tx store.Tx) error {
 		if err := tx.InsertSession(ctx, sess); err != nil {
 			return err
@@ -129,7 +143,7 @@ func (s *Service) CreateSession(ctx context.Context, in NewSession) (store.Sessi
 
 // SessionInfo is the session as session.created announces it.
 func SessionInfo(s store.Session) event.SessionInfo {
-	return event.SessionInfo{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model, ProjectID: s.ProjectID,
+	return event.SessionInfo{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model, ProjectID: s.ProjectID, ProfileID: s.ProfileID,
 		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}}
 }
 
@@ -186,6 +200,8 @@ type SessionPatch struct {
 	Pinned    *bool
 	Archived  *bool
 	ProjectID *string
+	// ProfileID (h16-profiles): "" leaves the session without a profile.
+	ProfileID *string
 }
 
 // UpdateSession renames a session or changes its model.
@@ -220,6 +236,14 @@ func (s *Service) UpdateSession(ctx context.Context, sessionID string, p Session
 		now := time.Now().UTC()
 		if err := organise(ctx, tx, &sess, &ev, p, now); err != nil {
 			return err
+		}
+		if p.ProfileID != nil && strings.TrimSpace(*p.ProfileID) != sess.ProfileID {
+			pid := strings.TrimSpace(*p.ProfileID)
+			if err := checkProfileRef(ctx, tx, pid); err != nil {
+				return err
+			}
+			sess.ProfileID = pid
+			ev.ProfileID = &sess.ProfileID
 		}
 		// Pinning, archiving or filing a session is no activity in it: the
 		// date groups of the sidebar and the list's order stay.

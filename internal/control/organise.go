@@ -97,6 +97,9 @@ type ProjectInput struct {
 	Workspace    *string
 	Model        *string
 	Instructions *string
+	// ProfileID (h16-profiles) is the profile new sessions in the project
+	// take; "" for the default profile.
+	ProfileID *string
 }
 
 func (s *Service) applyProject(p *store.Project, in ProjectInput) error {
@@ -132,7 +135,19 @@ func (s *Service) applyProject(p *store.Project, in ProjectInput) error {
 		}
 		p.Instructions = strings.TrimSpace(*in.Instructions)
 	}
+	if in.ProfileID != nil {
+		p.ProfileID = strings.TrimSpace(*in.ProfileID)
+	}
 	return nil
+}
+
+// checkProjectProfile refuses a project whose new profile_id names no
+// live profile; one it names already (deleted since) may stay.
+func checkProjectProfile(ctx context.Context, r store.Reader, in ProjectInput, was string) error {
+	if in.ProfileID == nil || strings.TrimSpace(*in.ProfileID) == was {
+		return nil
+	}
+	return checkProfileRef(ctx, r, strings.TrimSpace(*in.ProfileID))
 }
 
 func nameTaken(err error, name string) error {
@@ -153,6 +168,9 @@ func (s *Service) CreateProject(ctx context.Context, in ProjectInput) (store.Pro
 		return store.Project{}, err
 	}
 	err := s.w.Do(ctx, func(tx store.Tx) error {
+		if err := checkProjectProfile(ctx, tx, in, ""); err != nil {
+			return err
+		}
 		if err := nameTaken(tx.InsertProject(ctx, p), p.Name); err != nil {
 			return err
 		}
@@ -184,7 +202,11 @@ func (s *Service) UpdateProject(ctx context.Context, projectID string, in Projec
 		if err != nil {
 			return err
 		}
+		was := p.ProfileID
 		if err := s.applyProject(&p, in); err != nil {
+			return err
+		}
+		if err := checkProjectProfile(ctx, tx, in, was); err != nil {
 			return err
 		}
 		p.UpdatedAt = time.Now().UTC()

@@ -64,6 +64,28 @@ type RunStartedPayload struct {
 	// ContextWindow is the model's context window in tokens (0: unknown).
 	ContextWindow int64 `json:"context_window,omitempty"`
 	Resumed       bool  `json:"resumed,omitempty"`
+	// Session state (seed 004; h16-profiles): the agent profile in force
+	// (absent for none) with a snapshot of what the run uses of it, the
+	// approval mode in force, and the model's reasoning level.
+	Profile        *ProfileSnapshot `json:"profile,omitempty"`
+	ApprovalMode   string           `json:"approval_mode,omitempty"`
+	ReasoningLevel string           `json:"reasoning_level,omitempty"`
+	ThinkingBudget int              `json:"thinking_budget,omitempty"`
+}
+
+// ProfileSnapshot is the agent profile a run started with, kept in its
+// run.started so the history stays true when the profile is edited or
+// deleted later.
+type ProfileSnapshot struct {
+	ID                 string   `json:"id"`
+	Name               string   `json:"name"`
+	Color              string   `json:"color,omitempty"`
+	Instructions       string   `json:"instructions,omitempty"`
+	InstructionsSHA256 string   `json:"instructions_sha256"`
+	Model              string   `json:"model,omitempty"`
+	Fallbacks          []string `json:"fallbacks,omitempty"`
+	Tools              []string `json:"tools,omitempty"`
+	ApprovalMode       string   `json:"approval_mode,omitempty"`
 }
 
 // RunStatusPayload is the payload of run.status.
@@ -351,6 +373,7 @@ type SessionInfo struct {
 	CreatedAt Time   `json:"created_at"`
 	UpdatedAt Time   `json:"updated_at"`
 	ProjectID string `json:"project_id,omitempty"` // organising sessions
+	ProfileID string `json:"profile_id,omitempty"` // h16-profiles
 }
 
 // SessionCreatedPayload is the payload of session.created.
@@ -373,6 +396,8 @@ type SessionUpdatedPayload struct {
 	Archived   *bool   `json:"archived,omitempty"`
 	ArchivedAt *Time   `json:"archived_at,omitempty"`
 	ProjectID  *string `json:"project_id,omitempty"`
+	// ProfileID (h16-profiles) "" means the session has no profile now.
+	ProfileID *string `json:"profile_id,omitempty"`
 }
 
 // SessionDeletedPayload is the payload of session.deleted.

@@ -11,7 +11,6 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/journal"
-	"github.com/caduceus-dev/caduceus/internal/policy"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
@@ -118,7 +117,8 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	if claimed.Attempt > 1 && len(pending) == 0 {
 		msgs = dropCutAnswer(msgs)
 	}
-	m, err := r.pick.Resolve(ctx, claimed.Model)
+	prof, hasProf := r.profileOf(ctx, r.st, sess)
+	m, err := r.resolveModel(ctx, modelRefs(claimed.Model, prof, hasProf), true)
 	if err != nil {
 		return agent.Result{Err: &event.ErrorInfo{Code: "model_unavailable", Message: err.Error()}}, nil
 	}
@@ -127,10 +127,12 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	if err != nil {
 		return agent.Result{}, err
 	}
-	loop := agent.Loop{Provider: m.Provider, Tools: tools, Model: m.Model, System: r.systemPrompt(ctx) + r.projectPrompt(ctx, sess),
+	tools = profileTools(tools, prof, hasProf)
+	loop := agent.Loop{Provider: m.Provider, Tools: tools, Model: m.Model,
+		System:    r.systemPrompt(ctx) + profilePrompt(prof, hasProf) + r.projectPrompt(ctx, sess),
 		Workspace: sess.Workspace, SessionID: sess.ID, RunID: claimed.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
-		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield,
+		Mode: r.approvalMode(prof, hasProf), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield,
 		Redactor: r.cfg.Redactor, Observe: r.cfg.Telemetry}
 	if queued.Kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)

@@ -154,6 +154,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		return nil // stopped before it could start: it holds nothing
 	}
 	r.watch.Sweep(ctx)
+	r.warmModelLists(ctx)
 	wake := r.wake
 	// Diagnostics are included because a handover of a run waiting for a
 	// person changes no status.
@@ -321,7 +322,9 @@ func (r *Runner) claimAll(ctx context.Context) {
 		var ok bool
 		err := r.w.Do(wctx, func(tx store.Tx) error {
 			var err error
-			claimed, ok, err = control.Claim(wctx, tx, r.id, r.cfg.Lease, r.describe)
+			claimed, ok, err = control.Claim(wctx, tx, r.id, r.cfg.Lease, func(ru store.Run) event.RunStartedPayload {
+				return r.describe(wctx, tx, ru)
+			})
 			return err
 		})
 		if err != nil {
@@ -333,15 +336,6 @@ func (r *Runner) claimAll(ctx context.Context) {
 		}
 		r.start(claimed)
 	}
-}
-
-// describe names the provider and model that will answer a run.
-func (r *Runner) describe(ru store.Run) event.RunStartedPayload {
-	res, err := r.pick.Peek(ru.Model)
-	if err != nil {
-		return event.RunStartedPayload{Model: ru.Model}
-	}
-	return event.RunStartedPayload{Provider: res.ProviderName, Model: res.Model, Demo: res.Demo(), ContextWindow: res.Info.ContextWindow}
 }
 
 func (r *Runner) start(claimed store.Run) {

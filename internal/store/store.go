@@ -49,6 +49,9 @@ type Session struct {
 	Pinned     bool
 	ArchivedAt time.Time
 	ProjectID  string
+	// ProfileID (h16-profiles) is the agent profile the session's runs use
+	// ("" for none).
+	ProfileID string
 }
 
 // Run is one unit of agent work started by a message.
@@ -264,6 +267,7 @@ type Project struct {
 	Workspace    string
 	Model        string
 	Instructions string
+	ProfileID    string // h16-profiles: the profile its new sessions take ("": the default)
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 }
@@ -361,6 +365,14 @@ type Reader interface {
 	// with no word finds nothing. A cursor this store did not issue is
 	// ErrBadCursor.
 	Search(ctx context.Context, q SearchQuery) (hits []SearchHit, next string, err error)
+
+	// Profiles (h16-profiles). GetProfile finds a profile, deleted or not;
+	// ErrNotFound if none.
+	GetProfile(ctx context.Context, id string) (Profile, error)
+	// ListProfiles lists the live profiles by name (NameKey), then id.
+	ListProfiles(ctx context.Context) ([]Profile, error)
+	// DefaultProfile finds the live default profile; ErrNotFound if none.
+	DefaultProfile(ctx context.Context) (Profile, error)
 }
 
 // Tx is one transaction's view: reads see its own writes.
@@ -377,8 +389,9 @@ type Tx interface {
 	AppendEvents(ctx context.Context, fence string, drafts ...event.Draft) ([]event.Event, error)
 
 	InsertSession(ctx context.Context, s Session) error
-	// UpdateSession writes s's title, model, UpdatedAt and organisation
-	// (Pinned, ArchivedAt, ProjectID): callers read the session first.
+	// UpdateSession writes s's title, model, UpdatedAt, organisation
+	// (Pinned, ArchivedAt, ProjectID) and ProfileID: callers read the
+	// session first.
 	UpdateSession(ctx context.Context, s Session) error
 	TouchSession(ctx context.Context, id string, at time.Time) error
 	// DeleteSession deletes the session, its runs, requests, controls and
@@ -458,11 +471,22 @@ type Tx interface {
 	// Organising sessions: projects. A name taken regardless of case is
 	// ErrConflict; an unknown id is ErrNotFound.
 	InsertProject(ctx context.Context, p Project) error
-	// UpdateProject writes p's name, workspace, model, instructions and
-	// UpdatedAt.
+	// UpdateProject writes p's name, workspace, model, instructions,
+	// ProfileID and UpdatedAt.
 	UpdateProject(ctx context.Context, p Project) error
 	// DeleteProject deletes the project; its sessions stay, in no project.
 	DeleteProject(ctx context.Context, id string) error
+
+	// Profiles (h16-profiles). A name a live profile holds regardless of
+	// case is ErrConflict; an unknown or deleted id is ErrNotFound. A
+	// profile written with Default set takes the default from any other.
+	InsertProfile(ctx context.Context, p Profile) error
+	// UpdateProfile writes every field of p but ID, CreatedAt and
+	// DeletedAt.
+	UpdateProfile(ctx context.Context, p Profile) error
+	// DeleteProfile marks a live profile deleted at at (and no longer the
+	// default); sessions and projects keep naming it.
+	DeleteProfile(ctx context.Context, id string, at time.Time) error
 }
 
 // Append is one draft to append under a fence, as Tx.AppendEvents would

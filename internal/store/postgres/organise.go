@@ -71,12 +71,12 @@ func nullString(v string) any {
 	return v
 }
 
-const projectCols = `id, name, workspace, model, instructions, created_at_ms, updated_at_ms`
+const projectCols = `id, name, workspace, model, instructions, created_at_ms, updated_at_ms, profile_id`
 
 func scanProject(s pgx.Row) (store.Project, error) {
 	var v store.Project
 	var c, u int64
-	err := s.Scan(&v.ID, &v.Name, &v.Workspace, &v.Model, &v.Instructions, &c, &u)
+	err := s.Scan(&v.ID, &v.Name, &v.Workspace, &v.Model, &v.Instructions, &c, &u, &v.ProfileID)
 	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
 	return v, err
 }
@@ -105,9 +105,9 @@ func (r reader) ListProjects(ctx context.Context) ([]store.Project, error) {
 // for before writing, so the caller can carry on after ErrConflict.
 
 func (t *txn) InsertProject(ctx context.Context, p store.Project) error {
-	return t.exec(ctx, "project name", p.Name, store.ErrConflict, `INSERT INTO projects (id, name, name_key, workspace, model, instructions, created_at_ms, updated_at_ms)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT (name_key) DO NOTHING`,
-		p.ID, p.Name, store.NameKey(p.Name), p.Workspace, p.Model, p.Instructions, ms(p.CreatedAt), ms(p.UpdatedAt))
+	return t.exec(ctx, "project name", p.Name, store.ErrConflict, `INSERT INTO projects (id, name, name_key, workspace, model, instructions, created_at_ms, updated_at_ms, profile_id)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) ON CONFLICT (name_key) DO NOTHING`,
+		p.ID, p.Name, store.NameKey(p.Name), p.Workspace, p.Model, p.Instructions, ms(p.CreatedAt), ms(p.UpdatedAt), p.ProfileID)
 }
 
 func (t *txn) UpdateProject(ctx context.Context, p store.Project) error {
@@ -119,8 +119,8 @@ func (t *txn) UpdateProject(ctx context.Context, p store.Project) error {
 	case err != nil && !errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("update project %q: %w", p.ID, err)
 	}
-	return t.exec(ctx, "project", p.ID, store.ErrNotFound, `UPDATE projects SET name = $1, name_key = $2, workspace = $3, model = $4, instructions = $5, updated_at_ms = $6
-		WHERE id = $7`, p.Name, store.NameKey(p.Name), p.Workspace, p.Model, p.Instructions, ms(p.UpdatedAt), p.ID)
+	return t.exec(ctx, "project", p.ID, store.ErrNotFound, `UPDATE projects SET name = $1, name_key = $2, workspace = $3, model = $4, instructions = $5, updated_at_ms = $6, profile_id = $7
+		WHERE id = $8`, p.Name, store.NameKey(p.Name), p.Workspace, p.Model, p.Instructions, ms(p.UpdatedAt), p.ProfileID, p.ID)
 }
 
 func (t *txn) DeleteProject(ctx context.Context, id string) error {

@@ -67,14 +67,14 @@ func strs[T ~string](vs []T) []string {
 	return out
 }
 
-const sessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms, parent_session_id, branched_from_event_id, pinned, archived_at_ms, project_id`
+const sessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms, parent_session_id, branched_from_event_id, pinned, archived_at_ms, project_id, profile_id`
 
 func scanSession(s pgx.Row) (store.Session, error) {
 	var v store.Session
 	var c, u int64
 	var archived *int64
 	var project *string
-	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u, &v.ParentSessionID, &v.BranchedFromEventID, &v.Pinned, &archived, &project)
+	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u, &v.ParentSessionID, &v.BranchedFromEventID, &v.Pinned, &archived, &project, &v.ProfileID)
 	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
 	if archived != nil {
 		v.ArchivedAt = fromMS(*archived)

@@ -302,8 +302,8 @@ func (t *txn) exec(ctx context.Context, what, id string, none error, sql string,
 }
 
 func (t *txn) InsertSession(ctx context.Context, s store.Session) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
-		s.ID, s.Title, s.Workspace, s.Model, ms(s.CreatedAt), ms(s.UpdatedAt), s.ParentSessionID, s.BranchedFromEventID, s.Pinned, nullMS(s), nullString(s.ProjectID))
+	_, err := t.c.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
+		s.ID, s.Title, s.Workspace, s.Model, ms(s.CreatedAt), ms(s.UpdatedAt), s.ParentSessionID, s.BranchedFromEventID, s.Pinned, nullMS(s), nullString(s.ProjectID), s.ProfileID)
 	if err != nil {
 		return fmt.Errorf("insert session: %w", err)
 	}
@@ -313,8 +313,8 @@ func (t *txn) InsertSession(ctx context.Context, s store.Session) error {
 func (t *txn) UpdateSession(ctx context.Context, s store.Session) error {
 	return t.exec(ctx, "session", s.ID, store.ErrNotFound,
 		`UPDATE sessions SET title = $1, model = $2, updated_at_ms = $3,
-		pinned = $4, archived_at_ms = $5, project_id = $6 WHERE id = $7`,
-		s.Title, s.Model, ms(s.UpdatedAt), s.Pinned, nullMS(s), nullString(s.ProjectID), s.ID)
+		pinned = $4, archived_at_ms = $5, project_id = $6, profile_id = $7 WHERE id = $8`,
+		s.Title, s.Model, ms(s.UpdatedAt), s.Pinned, nullMS(s), nullString(s.ProjectID), s.ProfileID, s.ID)
 }
 
 func (t *txn) TouchSession(ctx context.Context, id string, at time.Time) error {

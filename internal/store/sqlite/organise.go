@@ -98,12 +98,12 @@ func nullString(v string) any {
 	return v
 }
 
-const projectCols = `id, name, workspace, model, instructions, created_at_ms, updated_at_ms`
+const projectCols = `id, name, workspace, model, instructions, created_at_ms, updated_at_ms, profile_id`
 
 func scanProject(s interface{ Scan(...any) error }) (store.Project, error) {
 	var v store.Project
 	var c, u int64
-	err := s.Scan(&v.ID, &v.Name, &v.Workspace, &v.Model, &v.Instructions, &c, &u)
+	err := s.Scan(&v.ID, &v.Name, &v.Workspace, &v.Model, &v.Instructions, &c, &u, &v.ProfileID)
 	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
 	return v, err
 }
@@ -137,9 +137,9 @@ func (r reader) ListProjects(ctx context.Context) ([]store.Project, error) {
 // for before writing, so the caller can carry on after ErrConflict.
 
 func (t *txn) InsertProject(ctx context.Context, p store.Project) error {
-	res, err := t.tx.ExecContext(ctx, `INSERT INTO projects (id, name, name_key, workspace, model, instructions, created_at_ms, updated_at_ms)
-		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (name_key) DO NOTHING`,
-		p.ID, p.Name, store.NameKey(p.Name), p.Workspace, p.Model, p.Instructions, ms(p.CreatedAt), ms(p.UpdatedAt))
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO projects (id, name, name_key, workspace, model, instructions, created_at_ms, updated_at_ms, profile_id)
+		VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (name_key) DO NOTHING`,
+		p.ID, p.Name, store.NameKey(p.Name), p.Workspace, p.Model, p.Instructions, ms(p.CreatedAt), ms(p.UpdatedAt), p.ProfileID)
 	return expectOne(res, err)("project name", p.Name, store.ErrConflict)
 }
 
@@ -152,8 +152,8 @@ func (t *txn) UpdateProject(ctx context.Context, p store.Project) error {
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("update project %q: %w", p.ID, err)
 	}
-	return expectOne(t.tx.ExecContext(ctx, `UPDATE projects SET name = ?, name_key = ?, workspace = ?, model = ?, instructions = ?, updated_at_ms = ?
-		WHERE id = ?`, p.Name, store.NameKey(p.Name), p.Workspace, p.Model, p.Instructions, ms(p.UpdatedAt), p.ID))("project", p.ID, store.ErrNotFound)
+	return expectOne(t.tx.ExecContext(ctx, `UPDATE projects SET name = ?, name_key = ?, workspace = ?, model = ?, instructions = ?, updated_at_ms = ?, profile_id = ?
+		WHERE id = ?`, p.Name, store.NameKey(p.Name), p.Workspace, p.Model, p.Instructions, ms(p.UpdatedAt), p.ProfileID, p.ID))("project", p.ID, store.ErrNotFound)
 }
 
 func (t *txn) DeleteProject(ctx context.Context, id string) error {

@@ -261,8 +261,8 @@ func marshalPayload(p any) (json.RawMessage, error) {
 }
 
 func (t *txn) InsertSession(ctx context.Context, s store.Session) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-		s.ID, s.Title, s.Workspace, s.Model, ms(s.CreatedAt), ms(s.UpdatedAt), s.ParentSessionID, s.BranchedFromEventID, s.Pinned, nullMS(s), nullString(s.ProjectID))
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+		s.ID, s.Title, s.Workspace, s.Model, ms(s.CreatedAt), ms(s.UpdatedAt), s.ParentSessionID, s.BranchedFromEventID, s.Pinned, nullMS(s), nullString(s.ProjectID), s.ProfileID)
 	if err != nil {
 		return fmt.Errorf("insert session: %w", err)
 	}
@@ -271,8 +271,8 @@ func (t *txn) InsertSession(ctx context.Context, s store.Session) error {
 
 func (t *txn) UpdateSession(ctx context.Context, s store.Session) error {
 	return expectOne(t.tx.ExecContext(ctx, `UPDATE sessions SET title = ?, model = ?, updated_at_ms = ?,
-		pinned = ?, archived_at_ms = ?, project_id = ? WHERE id = ?`,
-		s.Title, s.Model, ms(s.UpdatedAt), s.Pinned, nullMS(s), nullString(s.ProjectID), s.ID))("session", s.ID, store.ErrNotFound)
+		pinned = ?, archived_at_ms = ?, project_id = ?, profile_id = ? WHERE id = ?`,
+		s.Title, s.Model, ms(s.UpdatedAt), s.Pinned, nullMS(s), nullString(s.ProjectID), s.ProfileID, s.ID))("session", s.ID, store.ErrNotFound)
 }
 
 func (t *txn) TouchSession(ctx context.Context, id string, at time.Time) error {

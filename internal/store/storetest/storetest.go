@@ -76,6 +76,10 @@ func Run(t *testing.T, open Open) {
 		{"ProjectEvents", testProjectEvents},
 		// Search (issue 15).
 		{"Search", testSearch},
+		// Profiles (issue 16, h16-profiles).
+		{"ProfilesCRUD", testProfilesCRUD},
+		{"ProfilesDefault", testProfilesDefault},
+		{"ProfileOfSessionsAndProjects", testProfileOfSessionsAndProjects},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -7,6 +7,7 @@ import type { JSX } from "preact";
 import type { Store } from "../state/contract";
 import { TokensPage } from "../shell/Tokens";
 import { UsersPage } from "../shell/Users";
+import { ProfilesPage } from "./Profiles";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -26,5 +27,10 @@ export const sections: SettingsSection[] = [
   {
     id: "users", title: "Users", blurb: "People, roles and access",
     shown: (s) => s.account.permissions.value.admin && s.account.hasMenu.value, component: UsersPage,
+  },
+  // Profiles (h16-profiles): everyone who reads sees them; admins change them.
+  {
+    id: "profiles", title: "Profiles", blurb: "Agents: instructions, model, tools",
+    shown: () => true, component: ProfilesPage,
   },
 ];

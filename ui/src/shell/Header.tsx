@@ -14,6 +14,7 @@ import { useRetryTick } from "./useRetryTick";
 import { IActivity, IBell, IMenu } from "./icons";
 import { AccountMenu } from "./Account";
 import { NeedsYouPanel } from "./NeedsYou";
+import { ProfileChip } from "./ProfileChip";
 import { toneClass } from "./status";
 import { ThemeSwitch } from "./ThemeSwitch";
 import { useView } from "./view";
@@ -82,6 +83,7 @@ export function Header() {
                 {session.workspace.replace(/\/+$/, "").split("/").pop() || "/"}
               </span>
             )}
+            {session && <ProfileChip sessionId={session.id} profileId={session.profile_id ?? ""} />}
           </span>
         )}
       </div>

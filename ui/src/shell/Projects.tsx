@@ -5,7 +5,8 @@
 
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useStore } from "../state/context";
-import type { Project } from "../state/types";
+import type { Profile, Project } from "../state/types";
+import { loadProfiles } from "../settings/Profiles";
 import { trapFocus } from "./Dialog";
 import { IPencil, IPlus } from "./icons";
 import { deleteWithUndo, followProjects, loadArchived, loadProject, loadProjects, organise, undoDelete, type OrganiseState } from "./organise";
@@ -130,6 +131,9 @@ export function ProjectDialog() {
   const [workspace, setWorkspace] = useState(p.workspace ?? "");
   const [model, setModel] = useState(p.model ?? "");
   const [instructions, setInstructions] = useState(p.instructions ?? "");
+  const [profileId, setProfileId] = useState(p.profile_id ?? "");
+  const [profiles, setProfiles] = useState<Profile[]>([]);
+  useEffect(() => void loadProfiles(store).then((l) => l && setProfiles(l)), []);
   const [error, setError] = useState("");
   const close = () => (o.editing.value = null);
   useEffect(() => {
@@ -143,7 +147,7 @@ export function ProjectDialog() {
   }, []);
   const save = async (e: Event) => {
     e.preventDefault();
-    const body = { name, workspace, model, instructions };
+    const body = { name, workspace, model, instructions, profile_id: profileId };
     const r = p.id ? await store.api.patch<Project>(`/api/projects/${p.id}`, body) : await store.api.post<Project>("/api/projects", body);
     if (!r.ok) {
       setError(r.error.message);
@@ -181,6 +185,13 @@ export function ProjectDialog() {
           <label>Model <span class="hint">(empty: the server's default)</span>
             <input data-testid="project-model" list="project-models" value={model} onInput={(e) => setModel(e.currentTarget.value)} />
             <datalist id="project-models">{store.models.value.map((m) => <option key={m.ref} value={m.ref} />)}</datalist>
+          </label>
+          <label>Profile <span class="hint">(the agent of its new sessions; empty: the default profile)</span>
+            <select data-testid="project-profile" value={profileId} onChange={(e) => setProfileId(e.currentTarget.value)}>
+              <option value="">Default profile</option>
+              {profileId && !profiles.some((x) => x.id === profileId) && <option value={profileId}>(deleted profile)</option>}
+              {profiles.map((x) => <option key={x.id} value={x.id}>{x.name}</option>)}
+            </select>
           </label>
           <label>Instructions <span class="hint">(added to the system prompt of every run)</span>
             <textarea data-testid="project-instructions" rows={5} value={instructions} onInput={(e) => setInstructions(e.currentTarget.value)} />

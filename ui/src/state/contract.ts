@@ -33,7 +33,7 @@ export type RunnerAlert =
   | { kind: "store_write"; reason: string };
 
 /** PATCH /api/sessions/{id}'s organising fields. */
-export interface OrganisePatch { pinned?: boolean; archived?: boolean; project_id?: string | null }
+export interface OrganisePatch { pinned?: boolean; archived?: boolean; project_id?: string | null; /** h16-profiles */ profile_id?: string }
 
 export interface Store {
   // ---- read ----
@@ -82,7 +82,7 @@ export interface Store {
   submitToken(token: string): void;
   /** Creates a session, in workspace when given (else the server's
    * default). */
-  createSession(workspace?: string, projectId?: string): Promise<ActionError | null>;
+  createSession(workspace?: string, projectId?: string, profileId?: string): Promise<ActionError | null>;
   renameSession(id: string, title: string): Promise<ActionError | null>;
   /** Organising sessions: pins, archives or moves a session to a project
    * (project_id null: out of its project). */

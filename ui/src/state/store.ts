@@ -307,6 +307,7 @@ export function createStore(): Store & StoreInternals {
           ...(p.pinned !== undefined ? { pinned: p.pinned } : {}),
           ...(p.archived !== undefined ? { archived_at: p.archived ? p.archived_at ?? p.updated_at : null } : {}),
           ...(p.project_id !== undefined ? { project_id: p.project_id || null } : {}),
+          ...(p.profile_id !== undefined ? { profile_id: p.profile_id } : {}), // h16-profiles
           updated_at: p.updated_at && p.updated_at > s.updated_at ? p.updated_at : s.updated_at,
         }));
         // On a page not loaded: the update moved it to the top, so the
@@ -632,8 +633,9 @@ export function createStore(): Store & StoreInternals {
       });
     },
 
-    async createSession(workspace?: string, projectId?: string) {
-      const r = await api.post<Session>("/api/sessions", { ...(workspace ? { workspace } : {}), ...(projectId ? { project_id: projectId } : {}) });
+    async createSession(workspace?: string, projectId?: string, profileId?: string) {
+      const r = await api.post<Session>("/api/sessions", { ...(workspace ? { workspace } : {}), ...(projectId ? { project_id: projectId } : {}),
+        ...(profileId ? { profile_id: profileId } : {}) });
       if (!r.ok) return fail(r.error);
       upsertSession(r.value);
       selectSession(r.value.id);

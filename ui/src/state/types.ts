@@ -70,12 +70,16 @@ export interface Session {
   /** Organising sessions: pinned ones list first; archived_at and
    * project_id are null when unset. */
   pinned?: boolean; archived_at?: string | null; project_id?: string | null;
+  /** Profiles (h16-profiles): the session's agent profile, "" for none. */
+  profile_id?: string;
 }
 
 /** A project (organising sessions): groups sessions, carries defaults for
  * new ones and instructions for their runs. */
 export interface Project {
   id: string; name: string; workspace: string; model: string; instructions: string;
+  /** h16-profiles: the profile its new sessions take ("": the default). */
+  profile_id?: string;
   created_at: string; updated_at: string;
 }
 
@@ -89,6 +93,8 @@ export interface SessionUpdatedP {
   id: string; title?: string; model?: string; updated_at: string;
   /** Organising sessions; project_id "" means it left its project. */
   pinned?: boolean; archived?: boolean; archived_at?: string; project_id?: string;
+  /** Profiles (h16-profiles); "" means the session has no profile now. */
+  profile_id?: string;
 }
 /** session.deleted. */
 export interface SessionDeletedP { id: string }
@@ -319,3 +325,14 @@ export interface SessionState {
 }
 
 export type Connection = "connecting" | "live" | "reconnecting" | "offline";
+
+/** Profiles (h16-profiles): an agent — its name and colour, instructions,
+ * model with fallbacks, enabled tools (empty: all), approval mode ("": the
+ * server's) and default workspace. deleted_at is set on a deleted one
+ * (GET /api/profiles/{id} still answers it). */
+export interface Profile {
+  id: string; name: string; color: string; instructions: string;
+  model: string; fallbacks: string[]; tools: string[];
+  approval_mode: "" | "manual" | "smart" | "off"; workspace: string; default: boolean;
+  created_at: string; updated_at: string; deleted_at: string | null;
+}
