@@ -24,6 +24,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/identity"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/logring"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/secret"
@@ -98,6 +99,17 @@ type Options struct {
 	// Changes shows checkpoints and what runs changed, and rolls changes
 	// back; nil answers those routes 503 checkpoints_unavailable.
 	Changes Changes
+
+	// The operator's console: processes and logs (h16-ops).
+	// Processes is the process table of a runner in this process; nil
+	// when runs execute in other processes.
+	Processes ProcessTable
+	// ProcessRecords are the process records under the data dir (every
+	// runner and terminal of this host); nil: none.
+	ProcessRecords ProcessRecords
+	// Logs keeps the server's latest log lines; nil answers GET /api/logs
+	// 503 logs_unavailable.
+	Logs *logring.Buffer
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -284,6 +296,13 @@ func (a *API) routes() []route {
 		{"GET /api/projects/{id}", a.getProject},
 		{"PATCH /api/projects/{id}", a.patchProject},
 		{"DELETE /api/projects/{id}", a.deleteProject},
+		// The operator's console: processes, logs, a run's raw journal
+		// (h16-ops).
+		{"GET /api/processes", a.listProcesses},
+		{"GET /api/processes/{id}/log", a.processLog},
+		{"POST /api/processes/{id}/kill", a.killProcess},
+		{"GET /api/logs", a.listLogs},
+		{"GET /api/runs/{id}/journal", a.runJournal},
 	}
 }
 
