@@ -7,6 +7,8 @@ import type { JSX } from "preact";
 import type { Store } from "../state/contract";
 import { TokensPage } from "../shell/Tokens";
 import { UsersPage } from "../shell/Users";
+import { ProcessesPage } from "./Processes";
+import { LogsPage } from "./Logs";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -26,5 +28,14 @@ export const sections: SettingsSection[] = [
   {
     id: "users", title: "Users", blurb: "People, roles and access",
     shown: (s) => s.account.permissions.value.admin && s.account.hasMenu.value, component: UsersPage,
+  },
+  // The operator's console: processes and logs (h16-ops).
+  {
+    id: "processes", title: "Processes", blurb: "Background processes: output, kill",
+    shown: (s) => s.account.permissions.value.read, component: ProcessesPage,
+  },
+  {
+    id: "logs", title: "Logs", blurb: "The server's log, live",
+    shown: (s) => s.account.permissions.value.admin, component: LogsPage,
   },
 ];
