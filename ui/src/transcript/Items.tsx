@@ -18,7 +18,7 @@ import { useRetryTick } from "../shell/useRetryTick";
 import { ICheck, ICopy } from "../shell/icons";
 import { toneClass } from "../shell/status";
 import { fmtDuration, parseTime } from "./util";
-import { JournalDialog } from "./Journal";
+import { JournalButton } from "./Journal";
 
 /** What entries need from the transcript around them. */
 export interface TranscriptEnv {
@@ -66,6 +66,7 @@ function MessageActions({ item, children }: { item: Item; children?: ComponentCh
       </button>
       <MessageUsage item={item} />
       <BranchButton item={item} />
+      {item.run_id && <JournalButton runId={item.run_id} variant="icon" />}
       {children}
       {t != null && (
         <time class="msg-time" data-testid="message-time" dateTime={item.created_at} title={new Date(t).toLocaleString()}>
@@ -179,8 +180,6 @@ function Reasoning({ item }: { item: Item }) {
 function RunEnd({ item }: { item: Item }) {
   const status = item.status ?? "";
   const me = useStore().account.me.value?.principal?.name;
-  // The operator's console: the run's raw journal (h16-ops).
-  const [journal, setJournal] = useState(false);
   return (
     <div class={"run-end run-end-" + status + " " + toneClass(status)} data-testid="run-end" data-status={status} role="status">
       {status === "cancelled" ? (
@@ -204,10 +203,7 @@ function RunEnd({ item }: { item: Item }) {
           <IconInfo size={14} /> <span>Run {status}{item.error ? `: ${item.error.message}` : ""}</span>
         </>
       )}
-      {item.run_id && (
-        <button type="button" class="btn btn-sm run-end-journal" data-testid="view-journal" onClick={() => setJournal(true)}>View journal</button>
-      )}
-      {journal && <JournalDialog runId={item.run_id} onClose={() => setJournal(false)} />}
+      {item.run_id && <JournalButton runId={item.run_id} variant="text" />}
     </div>
   );
 }
