@@ -58,6 +58,10 @@ func TestProcessTableConsole(t *testing.T) {
 	if err != nil || p.Running || p.Reason != reasonConsole || p.ExitCode == nil {
 		t.Fatalf("Kill = %+v, %v", p, err)
 	}
+	// SIGKILL is delivered when the job is next scheduled: wait for it.
+	for end := time.Now().Add(5 * time.Second); job > 0 && alivePID(job) && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if job > 0 && alivePID(job) {
 		t.Errorf("the shell's job (pid %d) survived the kill", job)
 	}
