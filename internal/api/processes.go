@@ -162,6 +162,19 @@ func (a *API) processVisibility() string {
 	return strings.Join(parts, "; ")
 }
 
+// whoName names the caller for the log: a person's name, or the kind of
+// credential (the server token, the open local server).
+func whoName(r *http.Request) string {
+	p, ok := principal(r)
+	if !ok {
+		return ""
+	}
+	if p.Name != "" {
+		return p.Name
+	}
+	return string(p.Kind)
+}
+
 // processID reads a process id from the path: proc_…, cmd_…, term_…
 // (letters, digits, _ and -).
 func processID(w http.ResponseWriter, r *http.Request) (string, bool) {
@@ -212,7 +225,8 @@ func (a *API) killProcess(w http.ResponseWriter, r *http.Request) {
 				a.fail(w, r, fmt.Errorf("killing process %s: %w", id, err))
 				return
 			}
-			a.log.Info("process killed from the console", "process_id", id, "pid", p.PID, "session", p.SessionID, "run", p.RunID)
+			a.log.Info("process killed from the console", "process_id", id, "pid", p.PID, "session", p.SessionID, "run", p.RunID,
+				"by", whoName(r))
 			writeJSON(w, http.StatusOK, map[string]any{"process": tableView(p, red)})
 			return
 		}
@@ -221,6 +235,8 @@ func (a *API) killProcess(w http.ResponseWriter, r *http.Request) {
 		l, err := a.opt.ProcessRecords.KillAny(id, "killed from the console")
 		switch {
 		case err == nil:
+			a.log.Info("process killed from the console", "process_id", id, "pid", l.PID, "session", l.SessionID, "run", l.RunID,
+				"runner", l.RunnerID, "by", whoName(r))
 			writeJSON(w, http.StatusOK, map[string]any{"process": recordView(l, red)})
 			return
 		case !errors.Is(err, proctrack.ErrNotFound):

@@ -130,8 +130,6 @@ func (r *Registry) KillAny(processID, why string) (Listed, error) {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return Listed{}, fmt.Errorf("proctrack: %w", err)
 		}
-		r.log.Info("killed a background process from the console", "process_id", rec.ProcessID, "pid", rec.PID,
-			"runner", rec.RunnerID, "run", rec.RunID, "session", rec.SessionID, "command", shorten(rec.Command))
 		return Listed{Record: rec, Status: StatusKilled, EndedAt: at, Why: why}, nil
 	}
 	for _, path := range notes {
