@@ -77,6 +77,17 @@ func TestUIOperatorsConsole(t *testing.T) {
 		}
 	}
 
+	// A viewer sees the process but may not kill it, and is not offered
+	// the server's log.
+	v := openBrowser(t, s)
+	v.signIn("vera", viewerPW)
+	v.must("open processes", chromedp.Navigate(s.URL+"/#settings/processes"))
+	v.waitMounted()
+	v.waitVisible(row)
+	if n := v.count("[data-testid=process-kill]") + v.count("[data-testid=settings-nav-logs]"); n != 0 {
+		t.Errorf("a viewer is offered a kill or the logs (%d elements)", n)
+	}
+
 	// Kill, after a confirmation: the row says killed and the pid is gone.
 	b.click(row + " [data-testid=process-kill]")
 	b.click("[data-testid=confirm-kill]")
