@@ -44,8 +44,12 @@ type Buffer struct {
 	maxLines, maxBytes int
 	min                slog.Leveler
 
-	mu      sync.Mutex
-	lines   []Entry // oldest first
+	mu sync.Mutex
+	// lines[head:] are kept, oldest first. Evicting advances head, and the
+	// slice is compacted once half of it is dead: a full buffer does not
+	// move every line on every new one.
+	lines   []Entry
+	head    int
 	bytes   int
 	next    int64
 	changed chan struct{} // closed and replaced when a line is added
@@ -76,13 +80,16 @@ func (b *Buffer) add(e Entry) {
 	b.next++
 	b.lines = append(b.lines, e)
 	b.bytes += e.size
-	drop := 0
-	for len(b.lines)-drop > b.maxLines || (b.bytes > b.maxBytes && len(b.lines)-drop > 1) {
-		b.bytes -= b.lines[drop].size
-		drop++
+	for len(b.lines)-b.head > b.maxLines || (b.bytes > b.maxBytes && len(b.lines)-b.head > 1) {
+		b.bytes -= b.lines[b.head].size
+		b.lines[b.head] = Entry{} // let its strings go
+		b.head++
 	}
-	if drop > 0 {
-		b.lines = slices.Delete(b.lines, 0, drop)
+	if b.head > 0 && b.head >= len(b.lines)/2 {
+		n := copy(b.lines, b.lines[b.head:])
+		clear(b.lines[n:])
+		b.lines = b.lines[:n]
+		b.head = 0
 	}
 	close(b.changed)
 	b.changed = make(chan struct{})
@@ -115,7 +122,7 @@ func (b *Buffer) Lines(q Query) ([]Entry, int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []Entry
-	for i := len(b.lines) - 1; i >= 0; i-- {
+	for i := len(b.lines) - 1; i >= b.head; i-- {
 		e := b.lines[i]
 		if e.ID <= q.After || (q.Limit > 0 && len(out) == q.Limit) {
 			break

@@ -21,6 +21,7 @@ func TestBounds(t *testing.T) {
 		wantMax, wantLo int // lines kept: at most wantMax, at least wantLo
 	}{
 		{name: "by count", lines: 10, bytes: 1 << 20, write: 25, msgLen: 10, wantMax: 10, wantLo: 10},
+		{name: "by count, many times over", lines: 7, bytes: 1 << 20, write: 1000, msgLen: 10, wantMax: 7, wantLo: 7},
 		{name: "by bytes", lines: 1000, bytes: 1000, write: 100, msgLen: 100, wantMax: 1000 / (100 + 64), wantLo: 1},
 		{name: "one line larger than the buffer is kept alone", lines: 10, bytes: 10, write: 3, msgLen: 100, wantMax: 1, wantLo: 1},
 	}
@@ -34,6 +35,11 @@ func TestBounds(t *testing.T) {
 			got, last := b.Lines(Query{Min: slog.LevelDebug})
 			if len(got) > tt.wantMax || len(got) < tt.wantLo {
 				t.Fatalf("kept %d lines, want %d..%d", len(got), tt.wantLo, tt.wantMax)
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i].ID != got[i-1].ID+1 {
+					t.Fatalf("kept lines are not the latest in order: %d after %d", got[i].ID, got[i-1].ID)
+				}
 			}
 			if last != int64(tt.write) || got[len(got)-1].ID != last || !strings.HasPrefix(got[len(got)-1].Msg, fmt.Sprintf("%03d", tt.write-1)) {
 				t.Errorf("the newest line is not kept: last %d, %+v", last, got[len(got)-1])
