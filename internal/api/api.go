@@ -24,6 +24,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/identity"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/logring"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/provider"
@@ -102,6 +103,17 @@ type Options struct {
 	// Tools (h16-profiles) are the agent's tools GET /api/tools lists, the
 	// ones a profile may enable; nil lists none.
 	Tools []provider.ToolSpec
+
+	// The operator's console: processes and logs (h16-ops).
+	// Processes is the process table of a runner in this process; nil
+	// when runs execute in other processes.
+	Processes ProcessTable
+	// ProcessRecords are the process records under the data dir (every
+	// runner and terminal of this host); nil: none.
+	ProcessRecords ProcessRecords
+	// Logs keeps the server's latest log lines; nil answers GET /api/logs
+	// 503 logs_unavailable.
+	Logs *logring.Buffer
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -296,6 +308,13 @@ func (a *API) routes() []route {
 		{"DELETE /api/profiles/{id}", a.deleteProfile},
 		{"POST /api/profiles/{id}/duplicate", a.duplicateProfile},
 		{"GET /api/tools", a.listTools},
+		// The operator's console: processes, logs, a run's raw journal
+		// (h16-ops).
+		{"GET /api/processes", a.listProcesses},
+		{"GET /api/processes/{id}/log", a.processLog},
+		{"POST /api/processes/{id}/kill", a.killProcess},
+		{"GET /api/logs", a.listLogs},
+		{"GET /api/runs/{id}/journal", a.runJournal},
 	}
 }
 

@@ -150,6 +150,13 @@ var routePerms = map[string]perm{
 	"DELETE /api/profiles/{id}":         permAdmin,
 	"POST /api/profiles/{id}/duplicate": permAdmin,
 	"GET /api/tools":                    permRead,
+	// The operator's console: processes, logs, a run's raw journal
+	// (h16-ops). The server's log is the server's, not a session's.
+	"GET /api/processes":            permRead,
+	"GET /api/processes/{id}/log":   permRead,
+	"POST /api/processes/{id}/kill": permOperate,
+	"GET /api/logs":                 permAdmin,
+	"GET /api/runs/{id}/journal":    permRead,
 }
 
 // permitted checks the request's principal against the route's entry and

@@ -27,6 +27,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/identity"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/logring"
 	"github.com/caduceus-dev/caduceus/internal/memory"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
@@ -127,7 +128,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// From here on every log line passes through the redactor: keys must
 	// not reach a log even inside an unexpected error text.
 	red := secret.NewRedactor(append(append(reg.Secrets(), cfg.Token, cfg.DatabasePassword()), cfg.Secrets...)...)
-	log = slog.New(red.Handler(log.Handler()))
+	// The console's log view keeps the latest lines in memory, behind the
+	// redactor like stderr.
+	logs := logring.New(0, 0, slog.LevelInfo)
+	log = slog.New(red.Handler(slog.NewMultiHandler(log.Handler(), logs.Handler())))
 	st, schema, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -160,7 +164,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// Background processes are recorded under the data dir, so whoever
 	// sweeps next (a runner starting, any watchdog) kills those whose
 	// runner died.
-	procReg, err := proctrack.Open(filepath.Join(cfg.DataDir, "procs"), runnerID, log)
+	procReg, err := proctrack.Open(filepath.Join(cfg.DataDir, "procs"), runnerID, log, proctrack.KeepOrphans(cfg.KeepOrphans))
 	var sweeper runner.ProcessSweeper
 	if err != nil {
 		log.Warn("background processes are tracked in memory only: one outliving its runner will not be found", "err", err)
@@ -222,7 +226,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel,
 		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
 		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),
-		Tools: toolSpecs}, log)
+		Tools: toolSpecs, Processes: consoleProcesses(a.procs), ProcessRecords: consoleRecords(procReg), Logs: logs}, log)
 	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)
 

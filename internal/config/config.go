@@ -110,6 +110,11 @@ type Config struct {
 	// WorkspaceRoots are the directories a new session's workspace may be
 	// chosen under (serve only); none means Workspace alone.
 	WorkspaceRoots []string
+	// KeepOrphans leaves running the background processes of a runner
+	// that died, for a person to see and kill from the console's
+	// Processes section, instead of the sweep killing them
+	// (--kill-orphans=false). Their time limit still applies.
+	KeepOrphans bool
 	// Observability (see telemetry.go).
 	Telemetry
 }
@@ -238,12 +243,15 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		fs.DurationVar(d.p, d.name, def, d.usage+" (env "+d.env+")")
 	}
 	c.Telemetry.flags(fs, cmd, getenv)
+	killOrphans := fs.Bool("kill-orphans", getenv("CADUCEUS_KILL_ORPHANS") != "0",
+		"kill the background processes a runner that died left behind when a sweep finds them; false lists them as orphaned in the console, for a person to kill (env CADUCEUS_KILL_ORPHANS=0 for false)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("%s: unexpected argument %q", cmd, fs.Arg(0))
 	}
+	c.KeepOrphans = !*killOrphans
 	if c.Database == "" {
 		c.Database = getenv("CADUCEUS_DATABASE_URL")
 	}

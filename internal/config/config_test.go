@@ -21,6 +21,24 @@ func TestParseServe(t *testing.T) {
 					t.Fatalf("%d %d", c.UploadMaxBytes, c.UploadMaxRequestBytes)
 				}
 			}},
+		{name: "orphans killed by default", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws},
+			check: func(t *testing.T, c Config) {
+				if c.KeepOrphans {
+					t.Fatal("orphans kept by default")
+				}
+			}},
+		{name: "orphans kept by flag", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--kill-orphans=false"},
+			check: func(t *testing.T, c Config) {
+				if !c.KeepOrphans {
+					t.Fatal("--kill-orphans=false ignored")
+				}
+			}},
+		{name: "orphans kept by env, flag wins", env: map[string]string{"HOME": "/h", "CADUCEUS_KILL_ORPHANS": "0"}, args: []string{"--workspace", ws},
+			check: func(t *testing.T, c Config) {
+				if !c.KeepOrphans {
+					t.Fatal("CADUCEUS_KILL_ORPHANS=0 ignored")
+				}
+			}},
 		{name: "upload file limit over the request's", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--upload-max-bytes", "6000", "--upload-max-request-bytes", "5000"},
 			wantErr: "at most upload-max-request-bytes"},
 		{name: "upload limit not a number", env: map[string]string{"HOME": "/h", "CADUCEUS_UPLOAD_MAX_BYTES": "20MB"}, args: []string{"--workspace", ws},

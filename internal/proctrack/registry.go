@@ -51,7 +51,15 @@ type Process struct {
 	StartedAt time.Time
 	// Deadline is when the process must be gone: its time limit.
 	Deadline time.Time
+	// Kind is KindAgent (the default) or KindTerminal, for the console.
+	Kind string
 }
+
+// The kinds of tracked process.
+const (
+	KindAgent    = "agent"    // a command of the agent's, foreground or background
+	KindTerminal = "terminal" // a person's shell
+)
 
 // Record is the content of one record file.
 type Record struct {
@@ -71,6 +79,7 @@ type Record struct {
 	StartedAt  time.Time `json:"started_at"`
 	Deadline   time.Time `json:"deadline"`
 	Owner      Owner     `json:"owner"`
+	Kind       string    `json:"kind,omitempty"` // "" is KindAgent
 }
 
 // Owner identifies the runner process that started a tracked process.
@@ -89,11 +98,22 @@ type Registry struct {
 	runnerID string // "" for a registry that only sweeps (a web tier)
 	self     Owner
 	log      *slog.Logger
+	// keepOrphans: a sweep reports the processes of a dead runner instead
+	// of killing them (KeepOrphans).
+	keepOrphans bool
 }
+
+// Option tunes a Registry.
+type Option func(*Registry)
+
+// KeepOrphans makes sweeps leave running the processes whose runner is
+// gone, for a person to see and kill from the console (List, KillAny).
+// Their time limit still applies: past it they are killed.
+func KeepOrphans(keep bool) Option { return func(r *Registry) { r.keepOrphans = keep } }
 
 // Open returns the registry of the directory dir (<data-dir>/procs) for
 // the runner runnerID ("" when the process only sweeps).
-func Open(dir, runnerID string, log *slog.Logger) (*Registry, error) {
+func Open(dir, runnerID string, log *slog.Logger, opts ...Option) (*Registry, error) {
 	if runnerID != "" && !validName(runnerID) {
 		return nil, fmt.Errorf("proctrack: invalid runner id %q", runnerID)
 	}
@@ -104,7 +124,11 @@ func Open(dir, runnerID string, log *slog.Logger) (*Registry, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("proctrack: %w", err)
 	}
-	return &Registry{dir: dir, runnerID: runnerID, self: self, log: log}, nil
+	r := &Registry{dir: dir, runnerID: runnerID, self: self, log: log}
+	for _, o := range opts {
+		o(r)
+	}
+	return r, nil
 }
 
 // Dir is the directory holding the records.
@@ -169,6 +193,7 @@ func (r *Registry) record(p Process, pid int, startTicks uint64) Record {
 		StartedAt:  p.StartedAt.UTC(),
 		Deadline:   p.Deadline.UTC(),
 		Owner:      r.self,
+		Kind:       p.Kind,
 	}
 }
 

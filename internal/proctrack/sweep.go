@@ -53,6 +53,12 @@ func (r *Registry) Sweep(ctx context.Context) {
 		}
 		name := e.Name()
 		path := filepath.Join(r.dir, name)
+		if strings.HasSuffix(name, endedExt) {
+			if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > EndedTTL {
+				_ = os.Remove(path)
+			}
+			continue
+		}
 		if strings.HasPrefix(name, tmpPrefix) {
 			if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > staleTmp {
 				_ = os.Remove(path)
@@ -89,14 +95,24 @@ func (r *Registry) settle(path string, rec Record, now time.Time) {
 	overdue := !rec.Deadline.IsZero() && now.After(rec.Deadline.Add(OverdueGrace))
 	var why string
 	switch {
-	case !ownerAlive:
-		why = "its runner is gone"
 	case overdue:
 		why = "it ran past its time limit"
+	case !ownerAlive && r.keepOrphans:
+		// Left for a person to kill; once nothing of it is left, its
+		// record goes.
+		if !r.anyAlive(rec) {
+			_ = os.Remove(path)
+		}
+		return
+	case !ownerAlive:
+		why = "its runner is gone"
 	default:
 		return
 	}
 	n := r.kill(rec)
+	if n > 0 {
+		r.noteEnded(rec, "killed by the sweep: "+why)
+	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		r.log.Warn("removing a background process record", "file", path, "err", err)
 	}
@@ -136,6 +152,23 @@ func alive(pid int, startTicks uint64) bool {
 // kill SIGKILLs what is left of rec and returns how many processes it
 // signalled.
 func (r *Registry) kill(rec Record) int {
+	return r.visit(rec, func(pid int, group bool) bool {
+		if group {
+			return syscall.Kill(-pid, syscall.SIGKILL) == nil
+		}
+		return syscall.Kill(pid, syscall.SIGKILL) == nil
+	})
+}
+
+// anyAlive reports whether anything of rec still runs.
+func (r *Registry) anyAlive(rec Record) bool {
+	return r.visit(rec, func(int, bool) bool { return true }) > 0
+}
+
+// visit calls f on what is left of rec, provably its own: its leader's
+// group (group true, pid the group id), then every other process that
+// carries its EnvVar entry. It returns how many calls answered true.
+func (r *Registry) visit(rec Record, f func(pid int, group bool) bool) int {
 	if rec.PID < 0 || rec.PID == 1 || rec.PGID != rec.PID {
 		// kill(-1) would signal every process we may signal; a record
 		// saying so is not one we wrote.
@@ -146,7 +179,7 @@ func (r *Registry) kill(rec Record) int {
 	// A record without a pid (Prepare, not yet Track) has only the
 	// environment entry to go by.
 	if rec.PID > 1 && alive(rec.PID, rec.StartTicks) {
-		if err := syscall.Kill(-rec.PGID, syscall.SIGKILL); err == nil {
+		if f(rec.PGID, true) {
 			group = true
 			n++
 		}
@@ -166,7 +199,7 @@ func (r *Registry) kill(rec Record) int {
 		if err != nil || st.gone() || st.startTicks < rec.StartTicks || (group && st.pgrp == rec.PGID) {
 			continue
 		}
-		if hasEnv(pid, entry) && syscall.Kill(pid, syscall.SIGKILL) == nil {
+		if hasEnv(pid, entry) && f(pid, false) {
 			n++
 		}
 	}

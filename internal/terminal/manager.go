@@ -197,7 +197,7 @@ func (m *Manager) start(ctx context.Context, t *Terminal, spec Spec) error {
 	// A session of its own with the pty as its controlling terminal: the
 	// shell leads its process group, which Close kills.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	proc := proctrack.Process{ProcessID: t.ID, SessionID: t.SessionID, Command: "terminal: " + t.Shell, StartedAt: t.Started}
+	proc := proctrack.Process{ProcessID: t.ID, SessionID: t.SessionID, Command: "terminal: " + t.Shell, StartedAt: t.Started, Kind: proctrack.KindTerminal}
 	if m.cfg.Tracker != nil {
 		if err := m.cfg.Tracker.Prepare(proc); err != nil {
 			master.Close()

@@ -103,6 +103,7 @@ type bgSpec struct {
 type bgProcess struct {
 	id      string
 	session string
+	run     string
 	command string
 	cwd     string
 	pid     int
@@ -195,6 +196,7 @@ func (pt *ProcessTable) start(spec bgSpec) (*bgProcess, error) {
 	p := &bgProcess{
 		id:      procID,
 		session: spec.session,
+		run:     spec.run,
 		command: spec.command,
 		cwd:     spec.cwd,
 		pid:     cmd.Process.Pid,

@@ -8,6 +8,8 @@ import type { Store } from "../state/contract";
 import { TokensPage } from "../shell/Tokens";
 import { UsersPage } from "../shell/Users";
 import { ProfilesPage } from "./Profiles";
+import { ProcessesPage } from "./Processes";
+import { LogsPage } from "./Logs";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -32,5 +34,14 @@ export const sections: SettingsSection[] = [
   {
     id: "profiles", title: "Profiles", blurb: "Agents: instructions, model, tools",
     shown: () => true, component: ProfilesPage,
+  },
+  // The operator's console: processes and logs (h16-ops).
+  {
+    id: "processes", title: "Processes", blurb: "Background processes: output, kill",
+    shown: (s) => s.account.permissions.value.read, component: ProcessesPage,
+  },
+  {
+    id: "logs", title: "Logs", blurb: "The server's log, live",
+    shown: (s) => s.account.permissions.value.admin, component: LogsPage,
   },
 ];

@@ -53,10 +53,15 @@ export interface Api {
    * same credentials, where an <img src> or a link would carry only the
    * cookie. */
   blob(path: string, signal?: AbortSignal): Promise<Result<Blob>>;
+  /** GETs an event stream with the same credentials (an EventSource
+   * cannot send the token header): the open response, its body unread. */
+  stream(path: string, signal: AbortSignal): Promise<Result<Response>>;
 }
 
 /** The body argument of a request whose answer is read as a Blob. */
 const AS_BLOB = Symbol("blob");
+/** The body argument of a request whose answer is returned unread. */
+const AS_STREAM = Symbol("stream");
 
 /** The error every 401 resolves to; the token dialog explains it. */
 export const UNAUTHORIZED: ActionError = { code: "unauthorized", message: "This Caduceus server needs its access token." };
@@ -101,10 +106,12 @@ export function createApi(auth: ApiAuth): Api {
 
   const request = async <T>(method: string, path: string, body?: unknown, signal?: AbortSignal, retried = false): Promise<Result<T>> => {
     const asBlob = body === AS_BLOB;
-    if (asBlob) body = undefined;
+    const asStream = body === AS_STREAM;
+    if (asBlob || asStream) body = undefined;
     const raw = body instanceof RawBody ? body : null;
     const { sent, csrf, h } = headers(method, body !== undefined && !raw);
     if (raw) Object.assign(h, raw.headers);
+    if (asStream) h.Accept = "text/event-stream";
     let res: Response;
     try {
       res = await fetch(path, {
@@ -139,6 +146,7 @@ export function createApi(auth: ApiAuth): Api {
     }
     if (res.status === 204) return { ok: true, value: undefined as T };
     if (asBlob) return { ok: true, value: (await res.blob()) as T };
+    if (asStream) return { ok: true, value: res as T };
     try {
       return { ok: true, value: (await res.json()) as T };
     } catch {
@@ -157,6 +165,7 @@ export function createApi(auth: ApiAuth): Api {
       return Promise.resolve({ ok: true, value: undefined });
     },
     blob: (path, signal) => request<Blob>("GET", path, AS_BLOB, signal),
+    stream: (path, signal) => request<Response>("GET", path, AS_STREAM, signal),
     upload: <T,>(path: string, form: FormData, onProgress?: (sent: number, total: number) => void) =>
       new Promise<Result<T>>((resolve) => {
         const { sent, h } = headers("POST", false);

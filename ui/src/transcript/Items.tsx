@@ -18,6 +18,7 @@ import { useRetryTick } from "../shell/useRetryTick";
 import { ICheck, ICopy } from "../shell/icons";
 import { toneClass } from "../shell/status";
 import { fmtDuration, parseTime } from "./util";
+import { JournalButton } from "./Journal";
 
 /** What entries need from the transcript around them. */
 export interface TranscriptEnv {
@@ -65,6 +66,7 @@ function MessageActions({ item, children }: { item: Item; children?: ComponentCh
       </button>
       <MessageUsage item={item} />
       <BranchButton item={item} />
+      {item.run_id && <JournalButton runId={item.run_id} variant="icon" />}
       {children}
       {t != null && (
         <time class="msg-time" data-testid="message-time" dateTime={item.created_at} title={new Date(t).toLocaleString()}>
@@ -206,6 +208,7 @@ function RunEnd({ item }: { item: Item }) {
           <IconInfo size={14} /> <span>Run {status}{item.error ? `: ${item.error.message}` : ""}</span>
         </>
       )}
+      {item.run_id && <JournalButton runId={item.run_id} variant="text" />}
     </div>
   );
 }
