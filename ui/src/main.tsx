@@ -12,6 +12,11 @@ import "./shell/organise.css";
 import "./shell/search.css";
 import "./styles/transcript.css";
 import "./workspace/workspace.css";
+// The Settings area's code is a chunk loaded on first use (LazySettings);
+// its styles are here, as a lazily loaded chunk's CSS would never be linked.
+import "./settings/settings.css";
+import "./settings/profiles.css";
+import "./settings/ops.css";
 
 const store = createStore();
 render(

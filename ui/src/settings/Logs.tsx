@@ -5,7 +5,6 @@ import { useSignal } from "@preact/signals";
 import { useEffect, useRef } from "preact/hooks";
 import { useStore } from "../state/context";
 import { follow, type LogLine } from "./ops";
-import "./ops.css";
 
 /** The most lines kept on screen. */
 const MAX_LINES = 2000;

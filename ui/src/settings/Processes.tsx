@@ -10,7 +10,6 @@ import { ConfirmDialog } from "../shell/Dialog";
 import { ago } from "../shell/format";
 import { useView } from "../shell/view";
 import { follow, killable, type OutputChunk, type ProcessList, type ProcessView } from "./ops";
-import "./ops.css";
 
 /** How often the list is asked again while the section is open. */
 const REFRESH_MS = 2000;

@@ -10,7 +10,6 @@ import type { Store } from "../state/contract";
 import type { Profile } from "../state/types";
 import { ConfirmDialog } from "../shell/Dialog";
 import { openPage, useView } from "../shell/view";
-import "./profiles.css";
 
 export interface ToolInfo { name: string; description: string }
 

@@ -7,7 +7,6 @@ import { useStore } from "../state/context";
 import { PageFrame } from "../shell/Page";
 import { openPage, useView } from "../shell/view";
 import { sections, type SettingsSection } from "./sections";
-import "./settings.css";
 
 /** The sections the caller may see. */
 export function visibleSections(store: ReturnType<typeof useStore>): SettingsSection[] {

@@ -22,7 +22,7 @@ import { SignIn } from "./SignIn";
 import { applyTheme } from "./theme";
 import { Toast } from "./Toast";
 import { TokenDialog } from "./TokenDialog";
-import { SettingsPage } from "../settings/Settings";
+import { LazySettings } from "./LazySettings";
 import { createViewState, useView, ViewContext, WIDE_QUERY } from "./view";
 import { WorkspacePane } from "../workspace/Pane";
 
@@ -96,7 +96,7 @@ function Shell() {
       <Sidebar />
       {drawer && <div class="scrim scrim-sidebar" onClick={() => (view.sidebarOpen.value = false)} aria-hidden="true" />}
       <main class="main" aria-label={page === "chat" ? "Conversation" : "Settings"}>
-        {page === "settings" ? <SettingsPage /> : (
+        {page === "settings" ? <LazySettings /> : (
           <>
             <Header />
             <GoalBar session={s} />

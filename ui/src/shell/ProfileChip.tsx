@@ -7,7 +7,6 @@ import { useEffect } from "preact/hooks";
 import { useStore } from "../state/context";
 import type { Profile } from "../state/types";
 import { loadProfiles } from "../settings/Profiles";
-import "../settings/profiles.css";
 
 export function ProfileChip({ sessionId, profileId }: { sessionId: string; profileId: string }) {
   const store = useStore();

@@ -27,7 +27,6 @@ import { toneClass } from "./status";
 import { ThemeSwitch } from "./ThemeSwitch";
 import { openPage, useView } from "./view";
 import { hasOtherWorkspaces, WorkspaceDialog } from "../workspace/files/WorkspaceDialog";
-import { visibleSections } from "../settings/Settings";
 
 export function Sidebar() {
   const store = useStore();
@@ -361,12 +360,11 @@ function RenameInput({ s, done }: { s: Session; done: (keyboard: boolean) => voi
   );
 }
 
-/** The way to the Settings area, at the foot of the sidebar; absent when
- * the caller may see none of its sections. */
+/** The way to the Settings area, at the foot of the sidebar. Everyone
+ * who reads may see some of it (the agents' profiles at least); what a
+ * role may not use is left out there. */
 function SettingsLink() {
-  const store = useStore();
   const view = useView();
-  if (visibleSections(store).length === 0) return null;
   const here = view.page.value === "settings";
   return (
     <div class="sb-foot">
