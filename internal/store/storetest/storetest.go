@@ -72,6 +72,8 @@ func Run(t *testing.T, open Open) {
 		{"ListSessionsOrganised", testListSessionsOrganised},
 		// Search (issue 15).
 		{"Search", testSearch},
+		// Usage and cost (issue 16, h16-usage).
+		{"Usage", testUsage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
