@@ -284,6 +284,8 @@ func (a *API) routes() []route {
 		{"GET /api/projects/{id}", a.getProject},
 		{"PATCH /api/projects/{id}", a.patchProject},
 		{"DELETE /api/projects/{id}", a.deleteProject},
+		// Usage and cost (issue 16, h16-usage; usage.go).
+		{"GET /api/usage", a.usage},
 	}
 }
 

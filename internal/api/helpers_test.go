@@ -82,6 +82,8 @@ type envConfig struct {
 	terms   *terminal.Manager
 	origins []string
 	red     *secret.Redactor
+	// open makes the store (SQLite when nil).
+	open storetest.Open
 }
 
 type envOpt func(*envConfig)
@@ -134,7 +136,11 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	if cfg.log != nil {
 		log = cfg.log
 	}
-	j := journaltest.Start(t, storetest.SQLite)
+	open := storetest.SQLite
+	if cfg.open != nil {
+		open = cfg.open
+	}
+	j := journaltest.Start(t, open)
 	st, w, hub := j.Store, j.Writer, j.Hub
 
 	ws := t.TempDir()

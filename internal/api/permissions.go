@@ -139,6 +139,9 @@ var routePerms = map[string]perm{
 	"GET /api/projects/{id}":    permRead,
 	"PATCH /api/projects/{id}":  permOperate,
 	"DELETE /api/projects/{id}": permOperate,
+
+	// Usage and cost (issue 16, h16-usage).
+	"GET /api/usage": permRead,
 }
 
 // permitted checks the request's principal against the route's entry and
