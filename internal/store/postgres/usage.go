@@ -13,7 +13,7 @@ import (
 // usageSums are the summed columns every grouping returns, in UsageRow's
 // scan order.
 const usageSums = `sum(input_tokens)::bigint AS i, sum(output_tokens)::bigint AS o, sum(cached_tokens)::bigint AS c,
-	sum(reasoning_tokens)::bigint AS rt, sum(cost_usd)::double precision AS cost, sum(first_of_run)::bigint AS runs,
+	sum(reasoning_tokens)::bigint AS rt, sum(cost_usd)::double precision AS cost, sum(runs)::bigint AS runs,
 	sum(calls)::bigint AS calls`
 
 // usageWhere bounds the period; a zero bound (0 ms) is open.

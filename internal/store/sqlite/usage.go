@@ -12,7 +12,7 @@ import (
 // usageSums are the summed columns every grouping returns, in UsageRow's
 // scan order.
 const usageSums = `sum(input_tokens), sum(output_tokens), sum(cached_tokens), sum(reasoning_tokens),
-	sum(cost_usd), sum(first_of_run), sum(calls)`
+	sum(cost_usd), sum(runs), sum(calls)`
 
 // usageWhere bounds the period; a zero bound (0 ms) is open.
 const usageWhere = `WHERE (?1 = 0 OR bucket_ms >= ?1) AND (?2 = 0 OR bucket_ms < ?2)`
@@ -24,9 +24,9 @@ var usageSQL = map[string]string{
 	store.UsageByModel:    usageByColumn("model"),
 	store.UsageByProvider: usageByColumn("provider"),
 	store.UsageByProfile:  usageByColumn("profile_id"),
-	store.UsageBySession: `SELECT g.*, COALESCE(s.title, '') FROM (SELECT session_id, 0, ` + usageSums +
-		` FROM usage_rollup ` + usageWhere + ` GROUP BY session_id) g LEFT JOIN sessions s ON s.id = g.session_id
-		ORDER BY g.session_id`,
+	store.UsageBySession: `SELECT u.session_id, 0, ` + usageSums + `, COALESCE(max(s.title), '')
+		FROM usage_rollup u LEFT JOIN sessions s ON s.id = u.session_id ` + usageWhere +
+		` GROUP BY u.session_id ORDER BY u.session_id`,
 }
 
 func usageByColumn(col string) string {

@@ -4,6 +4,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -148,4 +149,43 @@ func testUsage(t *testing.T, open Open) {
 		t.Fatal(err)
 	}
 	check(t, got, []want{{"s-1", "", r1.Add(r2), 2, 3}, {"s-2", "title s-2", r3a.Add(r3b).Add(r5), 2, 3}})
+}
+
+// SeedUsage writes n runs for the usage benchmarks, ten per session (a
+// session on one of three models on one of two providers), each
+// run.started, two usage events and, between them, three streamed
+// fragments a report must not read: 6n events in all, every one now.
+func SeedUsage(b testing.TB, db store.Store, n int) {
+	b.Helper()
+	ctx := context.Background()
+	const batch = 1_000
+	for start := 0; start < n; start += batch {
+		if err := db.Write(ctx, func(tx store.Tx) error {
+			for i := start; i < min(start+batch, n); i++ {
+				sid, rid := fmt.Sprintf("ses_%08d", i/10), fmt.Sprintf("run_%08d", i)
+				if i%10 == 0 {
+					if err := tx.InsertSession(ctx, store.Session{ID: sid, Title: "s", Workspace: "/ws", CreatedAt: t0, UpdatedAt: t0}); err != nil {
+						return err
+					}
+				}
+				if err := tx.InsertRun(ctx, store.Run{ID: rid, SessionID: sid, Status: run.Running, Input: "x", CreatedAt: t0}); err != nil {
+					return err
+				}
+				u := event.UsageTotals{InputTokens: 1000, OutputTokens: 100, CachedTokens: 10, CostUSD: 0.001}
+				ds := []event.Draft{draft(sid, rid, event.RunStarted,
+					event.RunStartedPayload{Attempt: 1, Model: fmt.Sprintf("model-%d", i/10%3), Provider: fmt.Sprintf("provider-%d", i/10%2)}),
+					usageDraft(sid, rid, u)}
+				for range 3 {
+					ds = append(ds, draft(sid, rid, event.MessageDelta, event.DeltaPayload{ID: "m", TurnID: "t", Delta: "some streamed text"}))
+				}
+				ds = append(ds, usageDraft(sid, rid, u))
+				if _, err := tx.AppendEvents(ctx, "", ds...); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
