@@ -7,6 +7,8 @@ import type { JSX } from "preact";
 import type { Store } from "../state/contract";
 import { TokensPage } from "../shell/Tokens";
 import { UsersPage } from "../shell/Users";
+// Usage and cost (issue 16, h16-usage).
+import { UsagePage } from "./Usage";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -26,5 +28,10 @@ export const sections: SettingsSection[] = [
   {
     id: "users", title: "Users", blurb: "People, roles and access",
     shown: (s) => s.account.permissions.value.admin && s.account.hasMenu.value, component: UsersPage,
+  },
+  // Usage and cost (issue 16, h16-usage).
+  {
+    id: "usage", title: "Usage", blurb: "Tokens and cost by day, model, session",
+    shown: (s) => s.account.permissions.value.read, component: UsagePage,
   },
 ];
