@@ -55,6 +55,10 @@ const GROUPS: { id: Group; label: string }[] = [
   { id: "session", label: "Session" },
 ];
 
+/** Rows the breakdown table shows, costliest first: a period of thousands
+ * of sessions is a download, not a page. */
+const MAX_ROWS = 100;
+
 /** The browser's zone, the one its days are counted in. */
 const zone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 
@@ -285,51 +289,59 @@ function Breakdown({ report, group }: { report: UsageReport | null; group: Group
     (a, b) => b.cost_usd - a.cost_usd || b.input_tokens + b.output_tokens - (a.input_tokens + a.output_tokens) || a.key.localeCompare(b.key),
   );
   const name = GROUPS.find((g) => g.id === group)?.label ?? group;
+  const shown = rows.slice(0, MAX_ROWS);
   return (
-    <div class="usage-table-wrap">
-      <table class="usage-table" data-testid="usage-table" data-group={group}>
-        <thead>
-          <tr>
-            <th scope="col">{name}</th>
-            <th scope="col" class="num">Runs</th>
-            <th scope="col" class="num">Input</th>
-            <th scope="col" class="num">Output</th>
-            <th scope="col" class="num opt">Cached</th>
-            <th scope="col" class="num">Cost</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={r.key} data-testid="usage-row" data-key={r.key}>
-              <th scope="row" class="usage-name">
-                {group === "session" ? (
-                  <a
-                    href={sessionPath(r.key)}
-                    data-testid="usage-session-link"
-                    onClick={(e) => {
-                      if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
-                      e.preventDefault();
-                      openSession(store, view, r.key);
-                    }}
-                  >
-                    {r.label || "Untitled or deleted session"}
-                  </a>
-                ) : r.key === "none" ? (
-                  <span class="usage-none">none</span>
-                ) : (
-                  r.key
-                )}
-              </th>
-              <td class="num">{r.runs}</td>
-              <td class="num" title={r.input_tokens.toLocaleString("en-US")}>{tokens(r.input_tokens)}</td>
-              <td class="num" title={r.output_tokens.toLocaleString("en-US")}>{tokens(r.output_tokens)}</td>
-              <td class="num opt">{tokens(r.cached_tokens)}</td>
-              <td class="num">{usd(r.cost_usd)}</td>
+    <>
+      <div class="usage-table-wrap">
+        <table class="usage-table" data-testid="usage-table" data-group={group}>
+          <thead>
+            <tr>
+              <th scope="col">{name}</th>
+              <th scope="col" class="num">Runs</th>
+              <th scope="col" class="num">Input</th>
+              <th scope="col" class="num">Output</th>
+              <th scope="col" class="num opt">Cached</th>
+              <th scope="col" class="num">Cost</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+          </thead>
+          <tbody>
+            {shown.map((r) => (
+              <tr key={r.key} data-testid="usage-row" data-key={r.key}>
+                <th scope="row" class="usage-name">
+                  {group === "session" ? (
+                    <a
+                      href={sessionPath(r.key)}
+                      data-testid="usage-session-link"
+                      onClick={(e) => {
+                        if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+                        e.preventDefault();
+                        openSession(store, view, r.key);
+                      }}
+                    >
+                      {r.label || "Untitled or deleted session"}
+                    </a>
+                  ) : r.key === "none" ? (
+                    <span class="usage-none">none</span>
+                  ) : (
+                    r.key
+                  )}
+                </th>
+                <td class="num">{r.runs}</td>
+                <td class="num" title={r.input_tokens.toLocaleString("en-US")}>{tokens(r.input_tokens)}</td>
+                <td class="num" title={r.output_tokens.toLocaleString("en-US")}>{tokens(r.output_tokens)}</td>
+                <td class="num opt">{tokens(r.cached_tokens)}</td>
+                <td class="num">{usd(r.cost_usd)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {rows.length > shown.length && (
+        <p class="page-note" data-testid="usage-more">
+          The {MAX_ROWS} costliest of {rows.length}; the CSV has every row.
+        </p>
+      )}
+    </>
   );
 }
 
