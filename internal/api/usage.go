@@ -84,7 +84,9 @@ type usageReport struct {
 	Total   usageTotals `json:"total"`
 }
 
-// usageRequest is a checked GET /api/usage query.
+// usageRequest is a checked GET /api/usage query. from and to are
+// calendar dates (midnight UTC stands for the date, whatever loc), the
+// period the days of loc from the start of from to the end of to.
 type usageRequest struct {
 	group    string // the API's group_by
 	from, to time.Time
@@ -92,14 +94,31 @@ type usageRequest struct {
 	csv      bool
 }
 
+// start is the instant the period starts: from's first moment in loc.
+func (q usageRequest) start() time.Time { return dayStart(q.from, q.loc) }
+
+// end is the instant the period stops: the first moment of the day after
+// to, so the period is whole local days.
+func (q usageRequest) end() time.Time { return dayStart(q.to.AddDate(0, 0, 1), q.loc) }
+
+// dayStart is the first instant of the calendar date d in loc. Usually
+// midnight; where a zone skips midnight (clocks going from 00:00 to 01:00)
+// time.Date answers an instant of the day before, so step to the day's
+// first quarter hour, the resolution of every UTC offset in use.
+func dayStart(d time.Time, loc *time.Location) time.Time {
+	t := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc)
+	for i := 0; i < 4*24 && t.Format(time.DateOnly) != d.Format(time.DateOnly); i++ {
+		t = t.Add(store.UsageBucket)
+	}
+	return t
+}
+
 func (a *API) usage(w http.ResponseWriter, r *http.Request) {
 	q, ok := usageQuery(w, r, time.Now())
 	if !ok {
 		return
 	}
-	// The period is whole local days: [from 00:00, the day after to 00:00).
-	end := q.to.AddDate(0, 0, 1)
-	rows, err := a.st.Usage(r.Context(), store.UsageQuery{From: q.from, To: end, GroupBy: usageGroups[q.group]})
+	rows, err := a.st.Usage(r.Context(), store.UsageQuery{From: q.start(), To: q.end(), GroupBy: usageGroups[q.group]})
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -118,8 +137,15 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request) {
 			rep.Rows = append(rep.Rows, out)
 		}
 	}
-	for _, row := range rows {
-		rep.Total.add(row)
+	// The total is the rows' sum, so it matches them whatever the grouping.
+	for _, row := range rep.Rows {
+		rep.Total.InputTokens += row.InputTokens
+		rep.Total.OutputTokens += row.OutputTokens
+		rep.Total.CachedTokens += row.CachedTokens
+		rep.Total.ReasoningTokens += row.ReasoningTokens
+		rep.Total.CostUSD += row.CostUSD
+		rep.Total.Runs += row.Runs
+		rep.Total.Calls += row.Calls
 	}
 	if q.csv {
 		writeUsageCSV(w, rep)
@@ -128,8 +154,9 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rep)
 }
 
-// usageDays sums buckets into the local days from..to, every day a row
-// (a day without usage is a row of zeros, so a chart has no holes).
+// usageDays sums buckets into the days from..to (calendar dates) of loc,
+// every day a row (a day without usage is a row of zeros, so a chart has
+// no holes).
 func usageDays(buckets []store.UsageRow, from, to time.Time, loc *time.Location) []usageRow {
 	var out []usageRow
 	index := map[string]int{}
@@ -147,7 +174,7 @@ func usageDays(buckets []store.UsageRow, from, to time.Time, loc *time.Location)
 }
 
 // usageQuery reads GET /api/usage's parameters at now, answering a bad
-// one. from and to are local midnights in loc.
+// one.
 func usageQuery(w http.ResponseWriter, r *http.Request, now time.Time) (usageRequest, bool) {
 	v := r.URL.Query()
 	bad := func(code, msg string) (usageRequest, bool) {
@@ -181,7 +208,7 @@ func usageQuery(w http.ResponseWriter, r *http.Request, now time.Time) (usageReq
 		q.loc = loc
 	}
 	today := now.In(q.loc)
-	q.to = time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, q.loc)
+	q.to = time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)
 	q.from = q.to.AddDate(0, 0, 1-defaultUsageDays)
 	for _, f := range []struct {
 		name string
@@ -191,7 +218,7 @@ func usageQuery(w http.ResponseWriter, r *http.Request, now time.Time) (usageReq
 		if s == "" {
 			continue
 		}
-		d, err := time.ParseInLocation(time.DateOnly, s, q.loc)
+		d, err := time.Parse(time.DateOnly, s)
 		if err != nil {
 			return bad(CodeInvalidPeriod, f.name+" must be a date, YYYY-MM-DD")
 		}

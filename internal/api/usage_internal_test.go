@@ -48,8 +48,8 @@ func TestUsageDaysFollowTheZone(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			from, _ := time.ParseInLocation(time.DateOnly, tc.from, loc)
-			to, _ := time.ParseInLocation(time.DateOnly, tc.to, loc)
+			from, _ := time.Parse(time.DateOnly, tc.from)
+			to, _ := time.Parse(time.DateOnly, tc.to)
 			rows := usageDays(tc.buckets, from, to, loc)
 			if len(rows) != len(tc.want) {
 				t.Fatalf("rows = %+v, want days %v", rows, tc.want)
@@ -60,5 +60,32 @@ func TestUsageDaysFollowTheZone(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The period is whole local days, also around a day whose midnight the
+// zone skips: Santiago springs forward from 00:00 to 01:00 on 2026-09-06,
+// so that day starts at 01:00 (-03:00) and the day before ends there.
+func TestUsagePeriodIsWholeLocalDays(t *testing.T) {
+	loc, err := time.LoadLocation("America/Santiago")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ from, to, start, end string }{
+		{"2026-09-06", "2026-09-06", "2026-09-06T01:00:00-03:00", "2026-09-07T00:00:00-03:00"},
+		{"2026-09-05", "2026-09-05", "2026-09-05T00:00:00-04:00", "2026-09-06T01:00:00-03:00"},
+		{"2026-03-01", "2026-03-01", "2026-03-01T00:00:00-03:00", "2026-03-02T00:00:00-03:00"},
+	} {
+		from, _ := time.Parse(time.DateOnly, tc.from)
+		to, _ := time.Parse(time.DateOnly, tc.to)
+		q := usageRequest{from: from, to: to, loc: loc}
+		start, _ := time.Parse(time.RFC3339, tc.start)
+		end, _ := time.Parse(time.RFC3339, tc.end)
+		if !q.start().Equal(start) || !q.end().Equal(end) {
+			t.Errorf("%s..%s: [%s, %s), want [%s, %s)", tc.from, tc.to, q.start().Format(time.RFC3339), q.end().Format(time.RFC3339), tc.start, tc.end)
+		}
+		if got := usageDays(nil, from, to, loc); len(got) != 1 || got[0].Key != tc.from {
+			t.Errorf("%s: days %+v", tc.from, got)
+		}
 	}
 }
