@@ -50,3 +50,34 @@ func BenchmarkUsage(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkUsageAppend is what migration 19's triggers add to an append:
+// one op writes 100 runs of 6 events (storetest.SeedUsage's shape: a
+// run.started, two usage events, three streamed fragments) in one
+// transaction, into a store with the triggers and, the baseline of the
+// same run, into one whose triggers were dropped.
+func BenchmarkUsageAppend(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		triggers bool
+	}{{"baseline=no_triggers", false}, {"triggers", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			db, path := openDB(b)
+			if !c.triggers {
+				raw, err := sql.Open("sqlite", "file:"+path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := raw.Exec(`DROP TRIGGER events_usage_insert; DROP TRIGGER events_usage_started`); err != nil {
+					b.Fatal(err)
+				}
+				raw.Close()
+			}
+			n := 0
+			for b.Loop() {
+				storetest.SeedUsageFrom(b, db, n, 100)
+				n += 100
+			}
+		})
+	}
+}

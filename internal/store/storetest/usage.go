@@ -157,35 +157,42 @@ func testUsage(t *testing.T, open Open) {
 // fragments a report must not read: 6n events in all, every one now.
 func SeedUsage(b testing.TB, db store.Store, n int) {
 	b.Helper()
-	ctx := context.Background()
 	const batch = 1_000
 	for start := 0; start < n; start += batch {
-		if err := db.Write(ctx, func(tx store.Tx) error {
-			for i := start; i < min(start+batch, n); i++ {
-				sid, rid := fmt.Sprintf("ses_%08d", i/10), fmt.Sprintf("run_%08d", i)
-				if i%10 == 0 {
-					if err := tx.InsertSession(ctx, store.Session{ID: sid, Title: "s", Workspace: "/ws", CreatedAt: t0, UpdatedAt: t0}); err != nil {
-						return err
-					}
-				}
-				if err := tx.InsertRun(ctx, store.Run{ID: rid, SessionID: sid, Status: run.Running, Input: "x", CreatedAt: t0}); err != nil {
-					return err
-				}
-				u := event.UsageTotals{InputTokens: 1000, OutputTokens: 100, CachedTokens: 10, CostUSD: 0.001}
-				ds := []event.Draft{draft(sid, rid, event.RunStarted,
-					event.RunStartedPayload{Attempt: 1, Model: fmt.Sprintf("model-%d", i/10%3), Provider: fmt.Sprintf("provider-%d", i/10%2)}),
-					usageDraft(sid, rid, u)}
-				for range 3 {
-					ds = append(ds, draft(sid, rid, event.MessageDelta, event.DeltaPayload{ID: "m", TurnID: "t", Delta: "some streamed text"}))
-				}
-				ds = append(ds, usageDraft(sid, rid, u))
-				if _, err := tx.AppendEvents(ctx, "", ds...); err != nil {
+		SeedUsageFrom(b, db, start, min(batch, n-start))
+	}
+}
+
+// SeedUsageFrom writes SeedUsage's runs first..first+n-1 in one
+// transaction (first a multiple of ten: sessions start there).
+func SeedUsageFrom(b testing.TB, db store.Store, first, n int) {
+	b.Helper()
+	ctx := context.Background()
+	if err := db.Write(ctx, func(tx store.Tx) error {
+		for i := first; i < first+n; i++ {
+			sid, rid := fmt.Sprintf("ses_%08d", i/10), fmt.Sprintf("run_%08d", i)
+			if i%10 == 0 {
+				if err := tx.InsertSession(ctx, store.Session{ID: sid, Title: "s", Workspace: "/ws", CreatedAt: t0, UpdatedAt: t0}); err != nil {
 					return err
 				}
 			}
-			return nil
-		}); err != nil {
-			b.Fatal(err)
+			if err := tx.InsertRun(ctx, store.Run{ID: rid, SessionID: sid, Status: run.Running, Input: "x", CreatedAt: t0}); err != nil {
+				return err
+			}
+			u := event.UsageTotals{InputTokens: 1000, OutputTokens: 100, CachedTokens: 10, CostUSD: 0.001}
+			ds := []event.Draft{draft(sid, rid, event.RunStarted,
+				event.RunStartedPayload{Attempt: 1, Model: fmt.Sprintf("model-%d", i/10%3), Provider: fmt.Sprintf("provider-%d", i/10%2)}),
+				usageDraft(sid, rid, u)}
+			for range 3 {
+				ds = append(ds, draft(sid, rid, event.MessageDelta, event.DeltaPayload{ID: "m", TurnID: "t", Delta: "some streamed text"}))
+			}
+			ds = append(ds, usageDraft(sid, rid, u))
+			if _, err := tx.AppendEvents(ctx, "", ds...); err != nil {
+				return err
+			}
 		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
 	}
 }
