@@ -89,6 +89,8 @@ func TestUIUsage(t *testing.T) {
 			sb.navigate("/#settings/usage")
 			sb.waitVisible("[data-testid=usage-table] [data-testid=usage-row]")
 			sb.waitJS("the bars", qa("[data-testid=usage-bar]")+".length === 30")
+			sb.click("[data-testid=usage-group-session]")
+			sb.waitJS("three session rows", qa("[data-testid=usage-table][data-group=session] [data-testid=usage-row]")+".length === 3")
 			sb.frames(3)
 			t.Logf("screenshot: %s", sb.screenshot(dir, "usage-"+w.name+"-"+scheme))
 			if sw := eval[[]int](sb, "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"); sw[0] > sw[1] {
