@@ -315,6 +315,8 @@ func (a *API) routes() []route {
 		{"POST /api/processes/{id}/kill", a.killProcess},
 		{"GET /api/logs", a.listLogs},
 		{"GET /api/runs/{id}/journal", a.runJournal},
+		// Usage and cost (issue 16, h16-usage; usage.go).
+		{"GET /api/usage", a.usage},
 	}
 }
 

@@ -157,6 +157,8 @@ var routePerms = map[string]perm{
 	"POST /api/processes/{id}/kill": permOperate,
 	"GET /api/logs":                 permAdmin,
 	"GET /api/runs/{id}/journal":    permRead,
+	// Usage and cost (issue 16, h16-usage).
+	"GET /api/usage": permRead,
 }
 
 // permitted checks the request's principal against the route's entry and

@@ -373,6 +373,12 @@ type Reader interface {
 	ListProfiles(ctx context.Context) ([]Profile, error)
 	// DefaultProfile finds the live default profile; ErrNotFound if none.
 	DefaultProfile(ctx context.Context) (Profile, error)
+	// Usage and cost (issue 16, h16-usage): Usage sums the journal's usage
+	// events in q's period per q's group, from a rollup the append keeps
+	// (no scan of the events), rows in key order (bucket start for
+	// UsageByBucket). It outlives a session's delete. An unknown GroupBy is
+	// an error.
+	Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error)
 }
 
 // Tx is one transaction's view: reads see its own writes.

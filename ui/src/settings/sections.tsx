@@ -10,6 +10,8 @@ import { UsersPage } from "../shell/Users";
 import { ProfilesPage } from "./Profiles";
 import { ProcessesPage } from "./Processes";
 import { LogsPage } from "./Logs";
+// Usage and cost (issue 16, h16-usage).
+import { UsagePage } from "./Usage";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -43,5 +45,10 @@ export const sections: SettingsSection[] = [
   {
     id: "logs", title: "Logs", blurb: "The server's log, live",
     shown: (s) => s.account.permissions.value.admin, component: LogsPage,
+  },
+  // Usage and cost (issue 16, h16-usage).
+  {
+    id: "usage", title: "Usage", blurb: "Tokens and cost by day, model, session",
+    shown: (s) => s.account.permissions.value.read, component: UsagePage,
   },
 ];
