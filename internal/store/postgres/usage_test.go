@@ -22,7 +22,7 @@ func TestUsageMigrationBackfills(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if err := postgres.MigrateDownTo(ctx, url, 11); err != nil {
+	if err := postgres.MigrateDownTo(ctx, url, 18); err != nil {
 		t.Fatal(err)
 	}
 	conn, err := pgx.Connect(ctx, url)

@@ -43,7 +43,7 @@ func TestUsageMigrationBackfills(t *testing.T) {
 		}
 		old[e.Name()] = &fstest.MapFile{Data: b}
 	}
-	if err := applyMigrations(ctx, raw, old, 11); err != nil {
+	if err := applyMigrations(ctx, raw, old, 18); err != nil {
 		t.Fatal(err)
 	}
 	const base = 1_699_999_200_000 // a bucket's start
