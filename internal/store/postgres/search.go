@@ -13,16 +13,55 @@ import (
 
 // searchSQL ranks the matches with ts_rank and cuts ts_headline's snippet
 // only for the page it returns: the headline re-parses the text, the
-// costliest part of a search with many matches.
-const searchSQL = `WITH page AS (
+// costliest part of a search with many matches. Filters on the session or
+// the run join them by primary key for the matched rows; the full-text
+// index stays the way in (see docs/BENCHMARKS.md for the plans).
+func searchSQL(q store.SearchQuery, match string, limit, offset int) (string, []any) {
+	args := []any{match}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	var from, where strings.Builder
+	from.WriteString(`search_docs d`)
+	if q.Filtered() {
+		from.WriteString(` JOIN sessions s ON s.id = d.session_id`)
+	}
+	if v := ms(q.From); v != 0 {
+		where.WriteString(` AND d.ts_ms >= ` + arg(v) + `::bigint`)
+	}
+	if v := ms(q.To); v != 0 {
+		where.WriteString(` AND d.ts_ms < ` + arg(v) + `::bigint`)
+	}
+	if q.ProjectID != "" {
+		where.WriteString(` AND s.project_id = ` + arg(q.ProjectID))
+	}
+	switch {
+	case q.Archived == nil:
+	case *q.Archived:
+		where.WriteString(` AND s.archived_at_ms IS NOT NULL`)
+	default:
+		where.WriteString(` AND s.archived_at_ms IS NULL`)
+	}
+	if q.Model != "" {
+		// A title is the session's; a run that names no model ran the
+		// session's.
+		m, alt := q.ModelKeys()
+		where.WriteString(` AND CASE WHEN d.kind = 'title.updated' THEN s.model ELSE COALESCE(
+		(SELECT NULLIF(r.model, '') FROM events e JOIN runs r ON r.id = e.run_id WHERE e.id = d.event_id), s.model) END IN (` +
+			arg(m) + `::text, ` + arg(alt) + `::text)`)
+	}
+	lim, off, opts := arg(limit), arg(offset), arg(headlineOptions)
+	return `WITH page AS (
 	SELECT d.session_id, d.event_id, d.kind, d.item_id, d.body, ts_rank(d.tsv, q) AS rank, q
-	FROM search_docs d, to_tsquery('simple', $1) q
-	WHERE d.tsv @@ q AND ($2::bigint = 0 OR d.ts_ms >= $2::bigint) AND ($3::bigint = 0 OR d.ts_ms < $3::bigint)
+	FROM ` + from.String() + `, to_tsquery('simple', $1) q
+	WHERE d.tsv @@ q` + where.String() + `
 	ORDER BY rank DESC, d.event_id DESC
-	LIMIT $4 OFFSET $5
+	LIMIT ` + lim + ` OFFSET ` + off + `
 )
-SELECT session_id, event_id, kind, item_id, ts_headline('simple', body, q, $6), rank
-FROM page ORDER BY rank DESC, event_id DESC`
+SELECT session_id, event_id, kind, item_id, ts_headline('simple', body, q, ` + opts + `), rank
+FROM page ORDER BY rank DESC, event_id DESC`, args
+}
 
 // headlineOptions: markers as store.SnippetOpen/Close, one fragment of
 // about as many words as SQLite's snippet.
@@ -50,7 +89,8 @@ func (r reader) Search(ctx context.Context, q store.SearchQuery) ([]store.Search
 	}
 	quoted[len(quoted)-1] += ":*"
 	n := q.PageSize()
-	rows, err := r.q.Query(ctx, searchSQL, strings.Join(quoted, " & "), ms(q.From), ms(q.To), n+1, offset, headlineOptions)
+	query, args := searchSQL(q, strings.Join(quoted, " & "), n+1, offset)
+	rows, err := r.q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("search: %w", err)
 	}

@@ -72,6 +72,7 @@ func Run(t *testing.T, open Open) {
 		{"ListSessionsOrganised", testListSessionsOrganised},
 		// Search (issue 15).
 		{"Search", testSearch},
+		{"SearchFilters", testSearchFilters},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
