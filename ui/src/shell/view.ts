@@ -9,6 +9,7 @@ import type { Session } from "../state/types";
 import { isPaneTab, type PaneTab } from "../workspace/tab";
 import { loadTheme, type ThemeChoice } from "./theme";
 import { createOrganiseState, type OrganiseState } from "./organise";
+import { readSearchAddress, type SearchFilters } from "./searchFilters";
 
 /** What the main column shows: the conversation, or one of the account
  * pages (reached from the account menu). The page rides in the address's
@@ -52,6 +53,8 @@ export interface ViewState {
   composerInsert: Signal<string | null>;
   /** The command palette (Ctrl/Cmd-K) is open. */
   paletteOpen: Signal<boolean>;
+  /** What narrows the message hits (kept in the address with the text). */
+  searchFilters: Signal<SearchFilters>;
 }
 
 /** Shows `p` in the main column, as a new history entry. */
@@ -90,6 +93,7 @@ export function createViewState(): ViewState {
     focusItem: signal<{ session: string; item: string } | null>(null),
     composerInsert: signal<string | null>(null),
     paletteOpen: signal(false),
+    searchFilters: signal(readSearchAddress(location.search).filters),
   };
 }
 
