@@ -2,6 +2,7 @@
 // archived sessions above the message hits; one click clears them.
 
 import { useStore } from "../state/context";
+import { defaultModelLabel } from "../state/store";
 import { hasFilters, noFilters, rangeLabels, type SearchFilters, type SearchRange } from "./searchFilters";
 import { useView } from "./view";
 
@@ -15,7 +16,11 @@ export function SearchFilterBar() {
   // A filter the lists do not know (a deleted project, a model gone from
   // the configuration) still shows, so the person sees why hits are few.
   const unknownProject = f.project && !projects.some((p) => p.id === f.project);
-  const unknownModel = f.model && !models.some((m) => m.ref === f.model);
+  // Sessions that name no model ran the server's default, which may be a
+  // provider rather than one listed model: offer it by its own name.
+  const def = store.meta.value?.default_model ?? "";
+  const defaultOption = def !== "" && !models.some((m) => m.ref === def);
+  const unknownModel = f.model && f.model !== def && !models.some((m) => m.ref === f.model);
   return (
     <div class="sf-bar" role="group" aria-label="Search filters" data-testid="search-filters">
       <select class="sf-select" aria-label="Project" data-testid="search-filter-project" value={f.project} onChange={(e) => set({ project: e.currentTarget.value })}>
@@ -25,6 +30,7 @@ export function SearchFilterBar() {
       </select>
       <select class="sf-select" aria-label="Model" data-testid="search-filter-model" value={f.model} onChange={(e) => set({ model: e.currentTarget.value })}>
         <option value="">Any model</option>
+        {defaultOption && <option value={def}>{defaultModelLabel(store.meta.value)}</option>}
         {models.map((m) => <option key={m.ref} value={m.ref}>{m.label || m.ref}</option>)}
         {unknownModel && <option value={f.model}>{f.model}</option>}
       </select>
