@@ -14,8 +14,7 @@ import (
 // searchSQL ranks the matches with ts_rank and cuts ts_headline's snippet
 // only for the page it returns: the headline re-parses the text, the
 // costliest part of a search with many matches. Filters on the session or
-// the run join them by primary key for the matched rows; the full-text
-// index stays the way in (see docs/BENCHMARKS.md for the plans).
+// the run read them by primary key for the matched rows only.
 func searchSQL(q store.SearchQuery, match string, limit, offset int) (string, []any) {
 	args := []any{match}
 	arg := func(v any) string {
@@ -25,7 +24,10 @@ func searchSQL(q store.SearchQuery, match string, limit, offset int) (string, []
 	var from, where strings.Builder
 	from.WriteString(`search_docs d`)
 	if q.Filtered() {
-		from.WriteString(` JOIN sessions s ON s.id = d.session_id`)
+		// OFFSET 0 keeps the subquery a subquery: a lookup by primary key
+		// for each match, never a hash join over every session, whatever
+		// the planner guesses of a prefix match's size.
+		from.WriteString(` CROSS JOIN LATERAL (SELECT s.project_id, s.archived_at_ms, s.model FROM sessions s WHERE s.id = d.session_id OFFSET 0) s`)
 	}
 	if v := ms(q.From); v != 0 {
 		where.WriteString(` AND d.ts_ms >= ` + arg(v) + `::bigint`)
