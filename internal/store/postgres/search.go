@@ -21,47 +21,52 @@ func searchSQL(q store.SearchQuery, match string, limit, offset int) (string, []
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	var from, where strings.Builder
-	from.WriteString(`search_docs d`)
-	if q.Filtered() {
-		// OFFSET 0 keeps the subquery a subquery: a lookup by primary key
-		// for each match, never a hash join over every session, whatever
-		// the planner guesses of a prefix match's size.
-		from.WriteString(` CROSS JOIN LATERAL (SELECT s.project_id, s.archived_at_ms, s.model FROM sessions s WHERE s.id = d.session_id OFFSET 0) s`)
-	}
+	var where strings.Builder
 	if v := ms(q.From); v != 0 {
 		where.WriteString(` AND d.ts_ms >= ` + arg(v) + `::bigint`)
 	}
 	if v := ms(q.To); v != 0 {
 		where.WriteString(` AND d.ts_ms < ` + arg(v) + `::bigint`)
 	}
+	// The session's filters are one scalar subquery per match, which
+	// PostgreSQL never turns into a join: the scan of search_docs is the
+	// unfiltered search's (the GIN index), and each match reads its session
+	// (and run) by primary key. As a join, the planner hashed every session
+	// or scanned every search row once its estimates went wrong.
+	var conds []string
 	if q.ProjectID != "" {
-		where.WriteString(` AND s.project_id = ` + arg(q.ProjectID))
+		conds = append(conds, `s.project_id = `+arg(q.ProjectID))
 	}
 	switch {
 	case q.Archived == nil:
 	case *q.Archived:
-		where.WriteString(` AND s.archived_at_ms IS NOT NULL`)
+		conds = append(conds, `s.archived_at_ms IS NOT NULL`)
 	default:
-		where.WriteString(` AND s.archived_at_ms IS NULL`)
+		conds = append(conds, `s.archived_at_ms IS NULL`)
 	}
 	if q.Model != "" {
 		// A title is the session's; a run that names no model ran the
 		// session's.
 		m, alt := q.ModelKeys()
-		where.WriteString(` AND CASE WHEN d.kind = 'title.updated' THEN s.model ELSE COALESCE(
-		(SELECT NULLIF(r.model, '') FROM events e JOIN runs r ON r.id = e.run_id WHERE e.id = d.event_id), s.model) END IN (` +
-			arg(m) + `::text, ` + arg(alt) + `::text)`)
+		conds = append(conds, `CASE WHEN d.kind = 'title.updated' THEN s.model ELSE COALESCE(
+		(SELECT NULLIF(r.model, '') FROM events e JOIN runs r ON r.id = e.run_id WHERE e.id = d.event_id), s.model) END IN (`+
+			arg(m)+`::text, `+arg(alt)+`::text)`)
+	}
+	if len(conds) > 0 {
+		where.WriteString(` AND COALESCE((SELECT ` + strings.Join(conds, " AND ") + ` FROM sessions s WHERE s.id = d.session_id), false)`)
 	}
 	lim, off, opts := arg(limit), arg(offset), arg(headlineOptions)
+	// The query is an expression, not a FROM item: as one, the planner may
+	// start from search_docs before it (a sequential scan) once another
+	// table joins; as an expression it is always the GIN index's condition.
 	return `WITH page AS (
-	SELECT d.session_id, d.event_id, d.kind, d.item_id, d.body, ts_rank(d.tsv, q) AS rank, q
-	FROM ` + from.String() + `, to_tsquery('simple', $1) q
-	WHERE d.tsv @@ q` + where.String() + `
+	SELECT d.session_id, d.event_id, d.kind, d.item_id, d.body, ts_rank(d.tsv, to_tsquery('simple', $1)) AS rank
+	FROM search_docs d
+	WHERE d.tsv @@ to_tsquery('simple', $1)` + where.String() + `
 	ORDER BY rank DESC, d.event_id DESC
 	LIMIT ` + lim + ` OFFSET ` + off + `
 )
-SELECT session_id, event_id, kind, item_id, ts_headline('simple', body, q, ` + opts + `), rank
+SELECT session_id, event_id, kind, item_id, ts_headline('simple', body, to_tsquery('simple', $1), ` + opts + `), rank
 FROM page ORDER BY rank DESC, event_id DESC`, args
 }
 

@@ -56,10 +56,10 @@ func TestSearchFiltersReadTheMatchedRowsOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The search rows themselves: at this size a sequential scan of
-		// them is the planner's cheaper choice for a prefix match (at
-		// 100,000 sessions it reads the GIN index: docs/BENCHMARKS.md).
-		for _, table := range []string{"sessions", "runs", "events"} {
+		if !strings.Contains(plan, "search_docs_tsv") {
+			t.Errorf("%+v: plan\n%s\nwant the full-text index first", q, plan)
+		}
+		for _, table := range []string{"search_docs", "sessions", "runs", "events"} {
 			if strings.Contains(plan, "Seq Scan on "+table) || strings.Contains(plan, "Hash Join") {
 				t.Errorf("%+v: plan\n%s\nwant no scan of %s and no hash join", q, plan, table)
 			}
