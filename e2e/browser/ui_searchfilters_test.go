@@ -23,10 +23,12 @@ func TestUISearchFilters(t *testing.T) {
 	llm := openaitest.NewServer()
 	t.Cleanup(llm.Close)
 	llm.SetModels("gpt-4o", "tiny")
-	llm.Enqueue(openaitest.Stream(textSSE("Beta notes, from the tiny model.")))
-	s := e2etest.StartServer(t, e2etest.Scenarios(
-		e2etest.Scenario("", e2etest.Turn(e2etest.Text("Noted, with a longer answer so that the transcript grows well past one screen of text."))),
-	), e2etest.WithEnv(map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": llm.BaseURL()}))
+	// With a provider configured, sessions that name no model run on it
+	// (the default is "openai"): a reply for each of the 27 runs.
+	for range 27 {
+		llm.Enqueue(openaitest.Stream(textSSE("Noted, with a longer answer so that the transcript grows well past one screen of text.")))
+	}
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("demo"))), e2etest.WithEnv(map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": llm.BaseURL()}))
 
 	project := func(name string) string {
 		var p struct{ ID string }
@@ -48,7 +50,7 @@ func TestUISearchFilters(t *testing.T) {
 		}
 	}
 	alpha, beta := project("Alpha"), project("Beta")
-	// a: Alpha, the default model; b: Beta, openai/tiny; c: Alpha, the
+	// a: Alpha, no model (the default); b: Beta, openai/tiny; c: Alpha, the
 	// platypus message buried under many later turns, then archived.
 	a := session(map[string]string{"project_id": alpha})
 	b := session(map[string]string{"project_id": beta, "model": "openai/tiny"})
@@ -168,6 +170,25 @@ func TestUISearchFilters(t *testing.T) {
 	if v := eval[string](br, "location.search"); !strings.Contains(v, "archived=all") {
 		t.Errorf("address after opening a hit = %q, want the filters kept", v)
 	}
+
+	// The palette's message hits take the same filters, says which, and
+	// clears them in one click.
+	br.setSelect("[data-testid=search-filter-project]", beta)
+	found("project Beta", "b")
+	br.pressCtrlK()
+	br.typeInto("[data-testid=palette-input]", "platypus")
+	paletteHits := qa("[data-testid=palette-hit]") + `.map(e => e.textContent).join(" | ")`
+	br.waitJS("the palette's hits in Beta only", paletteHits+`.includes("for beta") && !`+paletteHits+`.includes("for alpha")`)
+	if got := br.text("[data-testid=palette-filters]"); !strings.Contains(got, "Beta") || !strings.Contains(got, "archived included") {
+		t.Errorf("palette filters say %q, want Beta and archived included", got)
+	}
+	br.screenshot(dir, "searchfilters-palette-desktop-light")
+	br.click("[data-testid=palette-filters] button")
+	br.waitGone("[data-testid=palette-filters]")
+	br.waitJS("the palette's hits unfiltered", paletteHits+`.includes("for alpha")`)
+	br.press("Escape")
+	br.waitGone("[data-testid=palette]")
+	found("cleared from the palette", "a b")
 	br.checkExceptions()
 
 	for _, scheme := range []string{"light", "dark"} {
