@@ -46,7 +46,7 @@ function useSearchAddress(store: Store, q: string, filters: SearchFilters): void
     if (start && !store.sessionFilter.peek()) store.sessionFilter.value = start;
   }, []);
   useEffect(() => {
-    const want = searchAddress(q, filters);
+    const want = searchAddress(location.search, q, filters);
     if (location.search !== want) history.replaceState(history.state, "", location.pathname + want + location.hash);
   }, [q, filters]);
 }

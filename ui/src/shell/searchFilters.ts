@@ -47,18 +47,25 @@ export function readSearchAddress(search: string): { q: string; filters: SearchF
   };
 }
 
-/** The address's query for a search: "" when there is no search text, so
- * an address without a search stays clean. */
-export function searchAddress(q: string, f: SearchFilters): string {
-  if (!q.trim()) return "";
-  const p = new URLSearchParams({ q });
-  if (f.project) p.set("project", f.project);
-  if (f.model) p.set("model", f.model);
-  if (f.range !== "any") p.set("when", f.range);
-  if (f.range === "custom" && f.from) p.set("from", f.from);
-  if (f.range === "custom" && f.to) p.set("to", f.to);
-  if (f.archived) p.set("archived", "all");
-  return "?" + p.toString();
+const searchKeys = ["q", "project", "model", "when", "from", "to", "archived"];
+
+/** The address's query for a search, on top of current (an address's
+ * query): its other parameters stay; with no search text, none of the
+ * search's, so an address without a search stays clean. */
+export function searchAddress(current: string, q: string, f: SearchFilters): string {
+  const p = new URLSearchParams(current);
+  for (const k of searchKeys) p.delete(k);
+  if (q.trim()) {
+    p.set("q", q);
+    if (f.project) p.set("project", f.project);
+    if (f.model) p.set("model", f.model);
+    if (f.range !== "any") p.set("when", f.range);
+    if (f.range === "custom" && f.from) p.set("from", f.from);
+    if (f.range === "custom" && f.to) p.set("to", f.to);
+    if (f.archived) p.set("archived", "all");
+  }
+  const out = p.toString();
+  return out ? "?" + out : "";
 }
 
 export const hasFilters = (f: SearchFilters): boolean =>
