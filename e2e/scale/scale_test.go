@@ -34,9 +34,16 @@ type world struct {
 	target string // the session whose answer holds rare
 }
 
+// filtered is the search for rare with every filter, each of which the
+// target passes and a share of the sessions does not: half the sessions
+// are in the project, half ran the model, a third are archived.
+const filtered = "&project=prj_scale&model=m-even&archived=false"
+
 // seed fills a fresh store of kind open with n sessions, each with one
 // finished run of messagesPerSession messages of ordinary words; one
-// answer, of the middle session, holds rare.
+// answer, of the middle session, holds rare. Even sessions are in project
+// prj_scale and ran model m-even, odd ones m-odd; every third is archived
+// (never the middle one).
 func seed(tb testing.TB, open storetest.Open, n int) world {
 	tb.Helper()
 	ctx := context.Background()
@@ -56,13 +63,25 @@ func seed(tb testing.TB, open storetest.Open, n int) world {
 	base := time.Now().UTC().Add(-time.Duration(n) * time.Second)
 	var target string
 	const batch = 500
+	if err := st.Write(ctx, func(tx store.Tx) error {
+		return tx.InsertProject(ctx, store.Project{ID: "prj_scale", Name: "Scale", CreatedAt: base, UpdatedAt: base})
+	}); err != nil {
+		tb.Fatalf("seed: %v", err)
+	}
 	for done := 0; done < n; done += batch {
 		err := st.Write(ctx, func(tx store.Tx) error {
 			var drafts []event.Draft
 			for i := done; i < min(done+batch, n); i++ {
 				sid, rid := fmt.Sprintf("ses_%026d", i), fmt.Sprintf("run_%026d", i)
 				at := base.Add(time.Duration(i) * time.Second)
-				if err := tx.InsertSession(ctx, store.Session{ID: sid, Title: words(4), Workspace: "/ws", CreatedAt: at, UpdatedAt: at}); err != nil {
+				sess := store.Session{ID: sid, Title: words(4), Workspace: "/ws", Model: "m-odd", CreatedAt: at, UpdatedAt: at}
+				if i%2 == 0 {
+					sess.ProjectID, sess.Model = "prj_scale", "m-even"
+				}
+				if i%3 == 1 && i != n/2 {
+					sess.ArchivedAt = at
+				}
+				if err := tx.InsertSession(ctx, sess); err != nil {
 					return err
 				}
 				if err := tx.InsertRun(ctx, store.Run{ID: rid, SessionID: sid, Status: run.Completed, Input: "x",
@@ -161,6 +180,15 @@ func TestSearchFindsTheOneAnswer(t *testing.T) {
 					!strings.Contains(got.Hits[0].Snippet, "\x02"+rare+"\x03") {
 					t.Fatalf("search %s: %+v, want the one answer of %s", rare, got.Hits, w.target)
 				}
+				w.get(t, "/api/search?q="+rare+filtered, &got)
+				if len(got.Hits) != 1 || got.Hits[0].SessionID != w.target {
+					t.Fatalf("filtered search %s: %+v, want the one answer of %s", rare, got.Hits, w.target)
+				}
+				for _, miss := range []string{"&archived=true", "&model=m-odd", "&project=prj_none"} {
+					if w.get(t, "/api/search?q="+rare+miss, &got); len(got.Hits) != 0 {
+						t.Fatalf("search %s%s: %+v, want none", rare, miss, got.Hits)
+					}
+				}
 				var page struct {
 					Sessions []struct{ ID string } `json:"sessions"`
 				}
@@ -183,6 +211,7 @@ func BenchmarkScale(b *testing.B) {
 			for _, c := range []struct{ name, path string }{
 				{"sidebar", "/api/sessions?limit=50"},
 				{"search", "/api/search?q=" + rare},
+				{"search-filtered", "/api/search?q=" + rare + filtered},
 			} {
 				b.Run(fmt.Sprintf("%s/sessions=%d/%s", k.Name, n, c.name), func(b *testing.B) {
 					var ds []time.Duration

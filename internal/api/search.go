@@ -32,6 +32,7 @@ func (a *API) search(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	q.ModelIsDefault = q.Model != "" && q.Model == a.info.DefaultModel
 	hits, next, err := a.st.Search(r.Context(), q)
 	if errors.Is(err, store.ErrBadCursor) {
 		writeError(w, http.StatusBadRequest, control.CodeInvalidCursor, "cursor is not valid for this search", nil)
@@ -69,9 +70,14 @@ func searchQuery(w http.ResponseWriter, r *http.Request) (store.SearchQuery, boo
 		writeError(w, http.StatusBadRequest, control.CodeInvalidInput, msg, nil)
 		return store.SearchQuery{}, false
 	}
-	q := store.SearchQuery{Text: v.Get("q"), ProjectID: v.Get("project"), Cursor: v.Get("cursor")}
+	q := store.SearchQuery{Text: v.Get("q"), ProjectID: v.Get("project"), Model: v.Get("model"), Cursor: v.Get("cursor")}
 	if utf8.RuneCountInString(q.Text) > maxSearchChars {
 		return bad(fmt.Sprintf("q must be at most %d characters", maxSearchChars))
+	}
+	// An unknown project or model finds nothing; only a name no project or
+	// model could have is refused.
+	if len(q.ProjectID) > maxSearchFilter || len(q.Model) > maxSearchFilter {
+		return bad(fmt.Sprintf("project and model must be at most %d bytes", maxSearchFilter))
 	}
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -94,15 +100,22 @@ func searchQuery(w http.ResponseWriter, r *http.Request) (store.SearchQuery, boo
 		}
 		*f.to = t
 	}
-	if s := v.Get("archived"); s != "" {
+	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
+		return bad("from must be before to")
+	}
+	if s := v.Get("archived"); s != "" && s != "all" {
 		b, err := strconv.ParseBool(s)
 		if err != nil {
-			return bad("archived must be true or false")
+			return bad("archived must be true, false or all")
 		}
 		q.Archived = &b
 	}
 	return q, true
 }
+
+// maxSearchFilter bounds the project and model parameters, far above any
+// id or model name.
+const maxSearchFilter = 256
 
 // parseSearchTime reads a date (midnight UTC) or an RFC 3339 time.
 func parseSearchTime(s string) (time.Time, error) {

@@ -1,8 +1,10 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,6 +80,70 @@ func TestSearch(t *testing.T) {
 	}
 }
 
+// The filters narrow what a search finds: the session's project and
+// archived flag, and the model, where the server's default model also
+// finds the sessions that name none.
+func TestSearchFilters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := e.project(t, `{"name":"Filters"}`)
+	create := func(body string) string {
+		r := e.req("POST", "/api/sessions", body)
+		r.want(t, http.StatusCreated, "")
+		var s sessionJSON
+		r.decode(t, &s)
+		return s.ID
+	}
+	inProject := create(fmt.Sprintf(`{"project_id":%q}`, p.ID))
+	otherModel := create(`{"model":"other/x"}`)
+	archived := create(fmt.Sprintf(`{"project_id":%q}`, p.ID))
+	names := map[string]string{inProject: "inProject", otherModel: "otherModel", archived: "archived"}
+	for id, name := range names {
+		e.send(t, id, "the quasar of "+name)
+	}
+	e.req("PATCH", "/api/sessions/"+archived, `{"archived":true}`).want(t, http.StatusOK, "")
+
+	found := func(query string) string {
+		var out []string
+		for _, h := range e.search(t, "q=quasar&"+query).Hits {
+			if n := names[h.SessionID]; !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+		slices.Sort(out)
+		return strings.Join(out, " ")
+	}
+	mr := e.req("GET", "/api/meta", "")
+	mr.want(t, http.StatusOK, "")
+	var meta struct {
+		DefaultModel string `json:"default_model"`
+	}
+	mr.decode(t, &meta)
+	if meta.DefaultModel == "" {
+		t.Fatal("no default model in /api/meta")
+	}
+	def := url.QueryEscape(meta.DefaultModel)
+	for _, tc := range []struct{ query, want string }{
+		{"", "archived inProject otherModel"},
+		{"project=" + p.ID, "archived inProject"},
+		{"project=prj_unknown", ""},
+		{"archived=true", "archived"},
+		{"archived=false", "inProject otherModel"},
+		{"archived=all", "archived inProject otherModel"},
+		{"model=other%2Fx", "otherModel"},
+		{"model=" + def, "archived inProject"},
+		{"model=nobody%2Fnothing", ""},
+		{"project=" + p.ID + "&archived=false&model=" + def, "inProject"},
+		{"project=" + p.ID + "&model=other%2Fx", ""},
+		{"from=2000-01-01&to=2999-01-01&archived=false", "inProject otherModel"},
+		{"to=2000-01-01", ""},
+	} {
+		if got := found(tc.query); got != tc.want {
+			t.Errorf("search %q found %q, want %q", tc.query, got, tc.want)
+		}
+	}
+}
+
 func TestSearchErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -88,6 +154,10 @@ func TestSearchErrors(t *testing.T) {
 		{name: "bad from", method: "GET", path: "/api/search?q=a&from=yesterday", status: 400, code: "invalid_input"},
 		{name: "bad to", method: "GET", path: "/api/search?q=a&to=2026-13-01", status: 400, code: "invalid_input"},
 		{name: "bad archived", method: "GET", path: "/api/search?q=a&archived=maybe", status: 400, code: "invalid_input"},
+		{name: "from after to", method: "GET", path: "/api/search?q=a&from=2026-02-01&to=2026-01-01", status: 400, code: "invalid_input"},
+		{name: "from equals to", method: "GET", path: "/api/search?q=a&from=2026-01-01&to=2026-01-01", status: 400, code: "invalid_input"},
+		{name: "model too long", method: "GET", path: "/api/search?q=a&model=" + strings.Repeat("m", 257), status: 400, code: "invalid_input"},
+		{name: "project too long", method: "GET", path: "/api/search?q=a&project=" + strings.Repeat("p", 257), status: 400, code: "invalid_input"},
 		{name: "bad cursor", method: "GET", path: "/api/search?q=a&cursor=garbage", status: 400, code: "invalid_cursor"},
 	})
 }

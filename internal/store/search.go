@@ -9,14 +9,36 @@ import (
 // SearchQuery selects the events Reader.Search ranks.
 type SearchQuery struct {
 	Text string
-	// ProjectID and Archived filter by the session's project and archived
-	// flag once sessions carry them; until then they are accepted and
-	// ignored.
+	// ProjectID keeps hits in sessions of that project ("": any).
 	ProjectID string
-	Archived  *bool
-	From, To  time.Time // the event's time, From inclusive, To exclusive; zero: open
-	Limit     int       // at most this many hits; 0 or less: SearchLimit
-	Cursor    string
+	// Archived keeps hits in archived sessions (true), in sessions not
+	// archived (false), or both (nil).
+	Archived *bool
+	// Model keeps hits the model produced ("": any): the run's model for an
+	// event of a run, the session's for a title or a run that names none.
+	Model string
+	// ModelIsDefault says Model is the server's default model, the one a
+	// session and run that name no model ran: their hits match too.
+	ModelIsDefault bool
+
+	From, To time.Time // the event's time, From inclusive, To exclusive; zero: open
+	Limit    int       // at most this many hits; 0 or less: SearchLimit
+	Cursor   string
+}
+
+// Filtered reports whether q filters by something the session or the run
+// holds, which a store reads for the matched rows only.
+func (q SearchQuery) Filtered() bool {
+	return q.ProjectID != "" || q.Archived != nil || q.Model != ""
+}
+
+// ModelKeys are the stored model names a Model filter matches: Model, and
+// "" (no model named) when it is the default.
+func (q SearchQuery) ModelKeys() (string, string) {
+	if q.ModelIsDefault {
+		return q.Model, ""
+	}
+	return q.Model, q.Model
 }
 
 // SearchLimit is the page size of a search that names none, and the

@@ -82,6 +82,7 @@ func Run(t *testing.T, open Open) {
 		{"ProfileOfSessionsAndProjects", testProfileOfSessionsAndProjects},
 		// Usage and cost (issue 16, h16-usage).
 		{"Usage", testUsage},
+		{"SearchFilters", testSearchFilters},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

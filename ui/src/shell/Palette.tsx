@@ -9,6 +9,8 @@ import { useStore } from "../state/context";
 import { kindLabel } from "../state/search";
 import { trapFocus } from "./Dialog";
 import { openHit, Snippet, useSearch } from "./SearchHits";
+import { filterSummary } from "./SearchFilterBar";
+import { noFilters } from "./searchFilters";
 import { useView } from "./view";
 
 interface Entry {
@@ -39,7 +41,15 @@ export function Palette() {
       if (before && document.contains(before) && view.composerInsert.peek() === null) before.focus();
     };
   }, []);
-  const hits = useSearch(q);
+  // Message hits take the sidebar's search filters (issue 15), said above
+  // the list with one click to clear them.
+  const filters = view.searchFilters.value;
+  const hits = useSearch(q, filters);
+  const filtered = filterSummary(
+    filters,
+    (id) => view.organise.projects.value.find((p) => p.id === id)?.name ?? "Unknown project",
+    (ref) => store.models.value.find((m) => m.ref === ref)?.label ?? ref,
+  );
 
   const text = q.trim().toLowerCase();
   const word = text.replace(/^\//, "");
@@ -109,6 +119,12 @@ export function Palette() {
             }
           }}
         />
+        {filtered && !q.trim().startsWith("/") && (
+          <div class="pal-filters" data-testid="palette-filters">
+            <span class="pal-filters-text">Messages: {filtered}</span>
+            <button type="button" class="sf-clear" onClick={() => (view.searchFilters.value = noFilters)}>Clear filters</button>
+          </div>
+        )}
         <ul class="pal-list" id="pal-list" role="listbox" aria-label="Results">
           {entries.map((e, i) => {
             const head = e.group !== lastGroup;

@@ -8,6 +8,7 @@ import { useContext } from "preact/hooks";
 import { isPaneTab, type PaneTab } from "../workspace/tab";
 import { loadTheme, type ThemeChoice } from "./theme";
 import { createOrganiseState, type OrganiseState } from "./organise";
+import { readSearchAddress, type SearchFilters } from "./searchFilters";
 
 /** What the main column shows: the conversation, or the Settings area
  * (its section in ViewState.section). Both ride in the address's hash
@@ -57,6 +58,8 @@ export interface ViewState {
   composerInsert: Signal<string | null>;
   /** The command palette (Ctrl/Cmd-K) is open. */
   paletteOpen: Signal<boolean>;
+  /** What narrows the message hits (kept in the address with the text). */
+  searchFilters: Signal<SearchFilters>;
 }
 
 /** Shows `p` in the main column (for Settings, its `section`, or the
@@ -104,6 +107,7 @@ export function createViewState(): ViewState {
     focusItem: signal<{ session: string; item: string } | null>(null),
     composerInsert: signal<string | null>(null),
     paletteOpen: signal(false),
+    searchFilters: signal(readSearchAddress(location.search).filters),
   };
 }
 

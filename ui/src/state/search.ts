@@ -13,9 +13,13 @@ export interface SearchHit {
   rank: number;
 }
 
-/** Searches; null when the request failed or was aborted. */
-export async function searchMessages(api: Api, q: string, signal?: AbortSignal, limit = 20): Promise<SearchHit[] | null> {
-  const r = await api.get<{ hits: SearchHit[] }>(`/api/search?q=${encodeURIComponent(q)}&limit=${limit}`, signal);
+/** Searches, narrowed by filters (GET /api/search's project, model, from,
+ * to, archived); null when the request failed or was aborted. */
+export async function searchMessages(api: Api, q: string, signal?: AbortSignal, limit = 20, filters?: URLSearchParams): Promise<SearchHit[] | null> {
+  const p = new URLSearchParams(filters);
+  p.set("q", q);
+  p.set("limit", String(limit));
+  const r = await api.get<{ hits: SearchHit[] }>(`/api/search?${p}`, signal);
   return r.ok ? r.value.hits : null;
 }
 

@@ -591,8 +591,9 @@ export function createStore(): Store & StoreInternals {
 
   function selectSession(id: string | null, opts: { push?: boolean; replace?: boolean } = {}): void {
     const path = sessionPath(id);
-    if (opts.replace) history.replaceState(null, "", path);
-    else if (opts.push !== false && location.pathname !== path) history.pushState(null, "", path);
+    // The query (a search and its filters, issue 15) stays with the page.
+    if (opts.replace) history.replaceState(null, "", path + location.search);
+    else if (opts.push !== false && location.pathname !== path) history.pushState(null, "", path + location.search);
     if (id === activeId.peek() && (id === null || activeModel.peek()?.state.id === id)) return;
     activeId.value = id;
     if (!id) {
