@@ -103,8 +103,9 @@ func TestUIInertAgentOutput(t *testing.T) {
 			Embeds: root.querySelectorAll("embed").length,
 			Forms: t.querySelectorAll("form").length,
 			OnAttrs: onAttrs, JSURLs: jsURLs,
-			// svg.icon: the app's own icons (the message's Copy button).
-			ParsedUser: !!Array.from(document.querySelectorAll("[data-testid=item][data-kind=user]")).some(e => e.querySelector("img, svg:not(.icon), a[href^=javascript]")),
+			// svg.icon, svg.ic: the app's own icons (the message's Copy and
+			// View journal buttons).
+			ParsedUser: !!Array.from(document.querySelectorAll("[data-testid=item][data-kind=user]")).some(e => e.querySelector("img, svg:not(.icon):not(.ic), a[href^=javascript]")),
 		};
 	})()`)
 	if f.Scripts != 0 || f.Iframes != 0 || f.Objects != 0 || f.Embeds != 0 {
