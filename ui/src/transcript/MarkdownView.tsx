@@ -9,6 +9,7 @@
 
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import { lexBlocks, renderBlock } from "./markdown";
+import { loadHighlighter } from "./hlchunk";
 import { useStore } from "../state/context";
 import { useView } from "../shell/view";
 import { openPaneTab } from "../workspace/Pane";
@@ -58,10 +59,30 @@ function guardImages(el: HTMLElement) {
   }
 }
 
+/** Highlights in place the code blocks rendered plain because the
+ * highlighter's chunk was not loaded yet. Its output is only
+ * <span class="hljs-…"> around escaped text, so it needs no sanitising. */
+function highlightLater(el: HTMLElement) {
+  const pending = [...el.querySelectorAll<HTMLElement>("pre[data-lang] > code")].filter(
+    (c) => c.parentElement!.getAttribute("data-lang") && ![...c.classList].some((k) => k.startsWith("language-")),
+  );
+  if (pending.length === 0) return;
+  void loadHighlighter().then((m) => {
+    for (const code of pending) {
+      const lang = code.parentElement?.getAttribute("data-lang") ?? "";
+      const html = code.isConnected ? m.highlight(code.textContent ?? "", lang) : null;
+      if (html == null) continue;
+      code.innerHTML = html;
+      code.classList.add(`language-${lang}`);
+    }
+  }, () => {});
+}
+
 /** Adds the header (language + copy button) to each code block. Done on
  * the DOM after sanitising: the sanitiser forbids <button> in content. */
 function decorate(el: HTMLElement) {
   guardImages(el);
+  highlightLater(el);
   for (const pre of el.querySelectorAll("pre")) {
     if (pre.querySelector(":scope > .code-head")) continue;
     const head = document.createElement("div");

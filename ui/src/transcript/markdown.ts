@@ -17,7 +17,7 @@
 
 import { Marked, type Token, type Tokens, type TokenizerExtension, type RendererExtension } from "marked";
 import DOMPurify from "dompurify";
-import { highlight } from "./highlight";
+import { highlightNow } from "./hlchunk";
 
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
@@ -87,7 +87,7 @@ function createMarked(): Marked {
     renderer: {
       code({ text, lang }: Tokens.Code) {
         const l = (lang ?? "").trim().split(/\s+/)[0].toLowerCase();
-        const hl = highlight(text, l);
+        const hl = highlightNow(text, l);
         const body = hl ?? escapeHtml(text);
         const cls = hl != null ? `hljs language-${escapeHtml(l)}` : "hljs";
         // The language name rides on the <pre> for the copy header (added

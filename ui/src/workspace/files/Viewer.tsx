@@ -9,6 +9,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/ho
 import type { Api } from "../../state/api";
 import { readFile, saveFile, type FileView } from "./api";
 import { codeLines, formatSize, isImage } from "./code";
+import { highlighter, loadHighlighter } from "../../transcript/hlchunk";
 import type { Draft } from "./refs";
 
 type Conflict = NonNullable<Draft["conflict"]>;
@@ -92,7 +93,18 @@ export function Viewer({ api, sid, path, line, canOperate, drafts, onClose, onSa
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
   };
 
-  const lines = useMemo(() => (file?.text !== undefined ? codeLines(file.text, file.path) : []), [file]);
+  // Shown plain until the highlighter's chunk arrives, then again
+  // highlighted.
+  const [highlighted, setHighlighted] = useState(highlighter() !== null);
+  useEffect(() => {
+    if (highlighted || file?.text === undefined) return;
+    let live = true;
+    loadHighlighter().then(() => live && setHighlighted(true), () => {});
+    return () => {
+      live = false;
+    };
+  }, [file, highlighted]);
+  const lines = useMemo(() => (file?.text !== undefined ? codeLines(file.text, file.path) : []), [file, highlighted]);
 
   useLayoutEffect(() => {
     if (!sel || draft !== null) return;

@@ -3,7 +3,7 @@
 // span may run across lines (a block comment); each line closes the spans
 // still open at its end and reopens them at the next one's start.
 
-import { highlight } from "../../transcript/highlight";
+import { highlightNow } from "../../transcript/hlchunk";
 
 const LANGS: Record<string, string> = {
   go: "go", sh: "bash", bash: "bash", zsh: "bash", json: "json", js: "javascript", mjs: "javascript", cjs: "javascript",
@@ -25,7 +25,7 @@ const escapeHTML = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;")
 /** The file's lines as HTML, highlighted when the language is known. */
 export function codeLines(text: string, path: string): string[] {
   const lang = langOf(path);
-  const html = (text.length <= HIGHLIGHT_MAX && lang && highlight(text, lang)) || escapeHTML(text);
+  const html = (text.length <= HIGHLIGHT_MAX && lang && highlightNow(text, lang)) || escapeHTML(text);
   const out: string[] = [];
   const open: string[] = [];
   for (const line of html.split("\n")) {
