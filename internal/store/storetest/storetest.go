@@ -72,6 +72,9 @@ func Run(t *testing.T, open Open) {
 		{"ListSessionsOrganised", testListSessionsOrganised},
 		// Search (issue 15).
 		{"Search", testSearch},
+		// Providers and settings (issue 16, h16-providers).
+		{"ProvidersCRUD", testProvidersCRUD},
+		{"Settings", testSettings},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
