@@ -70,6 +70,7 @@ type entry struct {
 	id     string         // the database's id, for SourceDatabase
 	cfg    ProviderConfig // APIKey cleared
 	hasKey bool
+	hint   string // the key masked (secret.Hint)
 	client Client
 	err    error // why the provider could not be built
 
@@ -125,7 +126,7 @@ func New(f File, getenv func(string) string, factories map[string]Factory, demo 
 func (r *Registry) build(name string, pc ProviderConfig, key string) *entry {
 	shown := pc
 	shown.APIKey = ""
-	e := &entry{name: name, cfg: shown, hasKey: key != ""}
+	e := &entry{name: name, cfg: shown, hasKey: key != "", hint: secret.Hint(key)}
 	if fac, ok := r.factories[pc.Type]; !ok {
 		e.err = fmt.Errorf("provider type %q is not supported", pc.Type)
 	} else if e.client, e.err = fac(name, pc, key); e.err != nil {
@@ -496,6 +497,39 @@ func (r *Registry) List(ctx context.Context) []ProviderView {
 			v.Models = append(v.Models, mv)
 		}
 		out = append(out, v)
+	}
+	return out
+}
+
+// Described is a provider as configured, without asking its server.
+type Described struct {
+	Name         string
+	Source       string
+	ID           string
+	Type         string
+	BaseURL      string // credentials removed
+	HasKey       bool
+	KeyHint      string // the key masked, "" for short keys
+	DefaultModel string
+	Models       []string
+	Error        string
+}
+
+// Describe lists the providers of the environment, the config file and
+// the database (those SetStored was given), in preference order, without
+// the demo model and without asking any server.
+func (r *Registry) Describe() []Described {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Described, 0, len(r.order))
+	for _, n := range r.order {
+		e := r.entries[n]
+		d := Described{Name: n, Source: e.source, ID: e.id, Type: e.cfg.Type, BaseURL: displayURL(e.cfg.BaseURL), HasKey: e.hasKey,
+			KeyHint: e.hint, DefaultModel: e.cfg.DefaultModel, Models: slices.Clone(e.cfg.Models)}
+		if e.err != nil {
+			d.Error = r.red.String(e.err.Error())
+		}
+		out = append(out, d)
 	}
 	return out
 }
