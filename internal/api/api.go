@@ -98,6 +98,9 @@ type Options struct {
 	// Changes shows checkpoints and what runs changed, and rolls changes
 	// back; nil answers those routes 503 checkpoints_unavailable.
 	Changes Changes
+	// Settings: providers and settings (issue 16, h16-providers); nil
+	// answers those routes 503 settings_unavailable.
+	Settings Settings
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -284,6 +287,15 @@ func (a *API) routes() []route {
 		{"GET /api/projects/{id}", a.getProject},
 		{"PATCH /api/projects/{id}", a.patchProject},
 		{"DELETE /api/projects/{id}", a.deleteProject},
+		// Providers and settings (issue 16, h16-providers; providers.go).
+		{"GET /api/providers", a.listProviders},
+		{"POST /api/providers", a.createProvider},
+		{"GET /api/providers/{id}", a.getProvider},
+		{"PATCH /api/providers/{id}", a.patchProvider},
+		{"DELETE /api/providers/{id}", a.deleteProvider},
+		{"POST /api/providers/{id}/test", a.testProvider},
+		{"GET /api/settings", a.getSettings},
+		{"PATCH /api/settings", a.patchSettings},
 	}
 }
 
