@@ -36,6 +36,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/provider/openai"
 	"github.com/caduceus-dev/caduceus/internal/runner"
 	"github.com/caduceus-dev/caduceus/internal/secret"
+	"github.com/caduceus-dev/caduceus/internal/settings"
 	"github.com/caduceus-dev/caduceus/internal/skill"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/telemetry"
@@ -67,6 +68,11 @@ type App struct {
 	// terminals (nil when off).
 	api   *api.API
 	terms *terminal.Manager
+	// settings are the console's providers and settings; control is the
+	// web tier's control service (nil for a runner process), which takes
+	// the retry setting.
+	settings *settings.Service
+	control  *control.Service
 }
 
 // waker carries "look at the journal now" to the other processes: the
@@ -132,6 +138,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, st: st, models: reg}
+	keys, err := secretKeys(cfg, getenv)
+	if err == nil && shared(cfg) {
+		err = settings.CheckKey(ctx, st, keys)
+	}
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.settings = settings.New(settings.Config{Store: st, Registry: reg, Redactor: red, Keys: keys, Factories: providerFactories(),
+		Fixed: fixedSettings(file, getenv, cfg), Defaults: settingsDefaults(cfg), Apply: a.applySettings, Log: log})
 	var guard *httpguard.Guard
 	if webTier {
 		if guard, err = newGuard(ctx, cfg.Addr, cfg.Token, st, api.BodyLimit(uploadLimits(cfg))); err != nil {
@@ -190,6 +206,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	} else {
 		a.watch = runner.NewWatchdog(st, a.w, "", runner.Config{Lease: cfg.Lease, LeaseOnly: shared(cfg), Processes: sweeper}, log)
 	}
+	if err := a.settings.Reload(ctx); err != nil {
+		a.close()
+		return nil, err
+	}
 	if !webTier {
 		if cfg.MetricsAddr != "" {
 			if a.metrics, err = listenMetrics(ctx, cfg.MetricsAddr, cfg.Token, st, a.tel.Handler(), log); err != nil {
@@ -204,6 +224,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return a, nil
 	}
 	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
+	a.control = svc
+	a.applySettings(a.settings.Settings().Effective)
 	if len(cfg.WorkspaceRoots) > 0 {
 		if err := svc.AllowWorkspaces(cfg.WorkspaceRoots); err != nil {
 			a.close()
@@ -216,7 +238,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
 		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel,
 		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
-		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg)}, log)
+		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),
+		Settings: a.settings}, log)
 	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
@@ -371,6 +394,13 @@ func (a *App) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	// Providers and settings changed by other processes sharing the
+	// database take effect here within a poll.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.settings.Watch(hubCtx, settings.PollEvery)
+	}()
 	runnerDone := make(chan struct{})
 	go func() {
 		defer close(runnerDone)

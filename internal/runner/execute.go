@@ -130,7 +130,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	loop := agent.Loop{Provider: m.Provider, Tools: tools, Model: m.Model, System: r.systemPrompt(ctx) + r.projectPrompt(ctx, sess),
 		Workspace: sess.Workspace, SessionID: sess.ID, RunID: claimed.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
-		Mode: policy.Mode(r.cfg.ApprovalMode), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield,
+		Mode: policy.Mode(r.approvalMode()), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield,
 		Redactor: r.cfg.Redactor, Observe: r.cfg.Telemetry}
 	if queued.Kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)
