@@ -7,6 +7,9 @@ import type { JSX } from "preact";
 import type { Store } from "../state/contract";
 import { TokensPage } from "../shell/Tokens";
 import { UsersPage } from "../shell/Users";
+// Providers and settings (issue 16, h16-providers).
+import { GeneralPage } from "./General";
+import { ProvidersPage } from "./Providers";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -26,5 +29,15 @@ export const sections: SettingsSection[] = [
   {
     id: "users", title: "Users", blurb: "People, roles and access",
     shown: (s) => s.account.permissions.value.admin && s.account.hasMenu.value, component: UsersPage,
+  },
+  // Providers and settings (issue 16, h16-providers): everyone may read
+  // them; only an admin changes them.
+  {
+    id: "providers", title: "Providers", blurb: "Model endpoints and API keys",
+    shown: (s) => s.account.permissions.value.read, component: ProvidersPage,
+  },
+  {
+    id: "general", title: "General", blurb: "Default model, approvals, retries",
+    shown: (s) => s.account.permissions.value.read, component: GeneralPage,
   },
 ];
