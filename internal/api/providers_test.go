@@ -146,6 +146,15 @@ func TestProvidersAPI(t *testing.T) {
 			t.Fatalf("settings = %s", r.body)
 		}
 
+		// /api/meta tells the UI the default model in force now.
+		var meta struct {
+			DefaultModel string `json:"default_model"`
+		}
+		keep(e.req("GET", "/api/meta", "")).decode(t, &meta)
+		if meta.DefaultModel != "local/qwen3:8b" {
+			t.Fatalf("meta default_model = %q", meta.DefaultModel)
+		}
+
 		// The key came in once and never went out: no answer, no log line.
 		for _, b := range bodies {
 			if strings.Contains(b, providerKey) || strings.Contains(b, "sk-env-openai-key") {

@@ -328,6 +328,12 @@ func (a *API) meta(w http.ResponseWriter, r *http.Request) {
 		types = append(types, string(i.Type))
 	}
 	roots, defWS := a.svc.WorkspaceRoots()
+	// The console's default model may change while the server runs
+	// (issue 16, h16-providers).
+	defModel := a.info.DefaultModel
+	if a.opt.Models != nil {
+		defModel = a.opt.Models.Default()
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		// Workspaces: where new sessions may work (the new-session dialog).
 		"workspaces":     map[string]any{"default": defWS, "roots": roots},
@@ -335,7 +341,7 @@ func (a *API) meta(w http.ResponseWriter, r *http.Request) {
 		"version":        a.info.Version,
 		"schema_version": SchemaVersion,
 		"store_schema":   a.info.SchemaVersion,
-		"default_model":  a.info.DefaultModel,
+		"default_model":  defModel,
 		"demo_model":     a.info.Demo,
 		"capabilities": map[string]any{
 			"event_types":      types,
