@@ -7,13 +7,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/app"
 	"github.com/caduceus-dev/caduceus/internal/config"
+	"github.com/caduceus-dev/caduceus/internal/provider/openai/openaitest"
+	"github.com/caduceus-dev/caduceus/internal/secretbox"
 )
 
 func TestPostgresProvidersAndSecretKey(t *testing.T) {
@@ -75,5 +80,45 @@ func TestPostgresProvidersAndSecretKey(t *testing.T) {
 	}
 	if _, _, b := get(t, wrong.URL()+"/api/models"); strings.Contains(string(b), `"hosted/gpt-x"`) {
 		t.Fatalf("a provider whose key does not open is offered: %s", b)
+	}
+}
+
+// A provider added on SQLite survives a restart: the key file made on
+// first use opens its key again, and the provider works at once.
+func TestProvidersSurviveRestart(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.NewServer()
+	t.Cleanup(fake.Close)
+	const key = "sk-restart-test-key-0000000000-b00b"
+	fake.RequireKey(key)
+	fake.SetModels("m-one", "m-two")
+	cfg := testConfig(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	first, err := app.New(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- first.Run(ctx) }()
+	st, _, b := request(t, "POST", first.URL()+"/api/providers", `{"name":"box","kind":"openai","base_url":"`+fake.BaseURL()+`","api_key":"`+key+`"}`)
+	var p struct{ ID string }
+	if err := json.Unmarshal(b, &p); st != 201 || err != nil {
+		t.Fatalf("add: %d %s", st, b)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(cfg.DataDir, secretbox.KeyFileName)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v", err)
+	}
+
+	again := serve(t, cfg)
+	st, _, b = request(t, "POST", again.URL()+"/api/providers/"+p.ID+"/test", "")
+	if st != 200 || !strings.Contains(string(b), `"m-two"`) {
+		t.Fatalf("test after a restart: %d %s", st, b)
+	}
+	if _, _, b := get(t, again.URL()+"/api/models"); !strings.Contains(string(b), `"box/m-one"`) {
+		t.Fatalf("models after a restart: %s", b)
 	}
 }
