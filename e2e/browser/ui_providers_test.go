@@ -246,3 +246,48 @@ func get(t *testing.T, url string) string {
 	}
 	return string(b)
 }
+
+// fakeNotification records the notifications the page shows, as if the
+// person had allowed them.
+const fakeNotification = `window.__notes = [];
+window.Notification = class { constructor(t) { window.__notes.push(t); } close() {}
+  static get permission() { return "granted"; } static requestPermission() { return Promise.resolve("granted"); } };`
+
+// The General section's notification settings decide which requests call
+// the person: approvals off, a question still notifies and an approval
+// does not.
+func TestUINotificationSettings(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Scenarios(
+		e2etest.Scenario("approve", e2etest.Turn(e2etest.Call("run_command", `{"command":"echo hi"}`)), e2etest.Turn(e2etest.Text("ok"))),
+		e2etest.Scenario("ask", e2etest.Turn(e2etest.Call("clarify", `{"question":"Which colour?"}`)), e2etest.Turn(e2etest.Text("ok"))),
+	))
+	off := map[string]any{"approvals": false, "questions": true, "run_failed": false, "run_done": false}
+	if c := e2etest.Do(t, "PATCH", s.URL+"/api/settings", map[string]any{"notifications": off}, nil); c != http.StatusOK {
+		t.Fatalf("patch settings: %d", c)
+	}
+	b := openBrowser(t, s)
+	ictx, cancel := context.WithTimeout(b.ctx, waitTimeout)
+	_, err := chromedp.Call(ictx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fakeNotification})
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.navigate("/#settings/general")
+	b.waitVisible("[data-testid=general-form]")
+	if eval[bool](b, q("[data-testid=setting-n-approvals]")+".checked") {
+		t.Error("the approvals box is ticked though the setting is off")
+	}
+	// Both requests arrive while no session is open.
+	b.navigate("/")
+	b.waitVisible("[data-testid=composer]")
+	s.Send(t, s.NewSession(t), "approve")
+	b.waitJS("needs-you count 1", q("[data-testid=needs-you]")+"?.dataset.count === '1'")
+	s.Send(t, s.NewSession(t), "ask")
+	b.waitJS("needs-you count 2", q("[data-testid=needs-you]")+"?.dataset.count === '2'")
+	b.waitJS("the question's notification", "window.__notes.length >= 1")
+	notes := eval[[]string](b, "window.__notes")
+	if len(notes) != 1 || !strings.Contains(notes[0], "Question") {
+		t.Fatalf("notifications = %q, want only the question's", notes)
+	}
+}
