@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,21 +61,32 @@ func secretKeys(cfg config.Config, getenv func(string) string) (settings.Keys, e
 }
 
 // fixedSettings are the settings the environment and config.json set: in
-// force, and read-only in the console. Command-line flags are the
-// defaults the console's values override.
+// force, and read-only in the console. Command-line flags alone are the
+// defaults the console's values override; a flag given beside the
+// variable wins over it, so the value shown is the one in force, named
+// as the command line's when it is not the variable's.
 func fixedSettings(file models.File, getenv func(string) string, cfg config.Config) map[string]settings.Fixed {
 	fixed := map[string]settings.Fixed{}
 	if file.DefaultModel != "" {
 		fixed[settings.KeyDefaultModel] = settings.Fixed{Value: file.DefaultModel, Source: "config"}
 	}
-	if getenv("CADUCEUS_APPROVAL_MODE") != "" {
-		fixed[settings.KeyApprovalMode] = settings.Fixed{Value: cfg.ApprovalMode, Source: "env"}
+	from := func(same bool) string {
+		if same {
+			return "env"
+		}
+		return "flag"
 	}
-	if getenv("CADUCEUS_APPROVAL_TIMEOUT") != "" {
-		fixed[settings.KeyApprovalTimeout] = settings.Fixed{Value: cfg.ApprovalTTL.String(), Source: "env"}
+	if v := getenv("CADUCEUS_APPROVAL_MODE"); v != "" {
+		fixed[settings.KeyApprovalMode] = settings.Fixed{Value: cfg.ApprovalMode,
+			Source: from(strings.EqualFold(strings.TrimSpace(v), cfg.ApprovalMode))}
 	}
-	if getenv("CADUCEUS_RETRY_BACKOFF") != "" {
-		fixed[settings.KeyRetryBackoff] = settings.Fixed{Value: cfg.RetryBackoff.String(), Source: "env"}
+	if v := getenv("CADUCEUS_APPROVAL_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		fixed[settings.KeyApprovalTimeout] = settings.Fixed{Value: cfg.ApprovalTTL.String(), Source: from(err == nil && d == cfg.ApprovalTTL)}
+	}
+	if v := getenv("CADUCEUS_RETRY_BACKOFF"); v != "" {
+		d, err := time.ParseDuration(v)
+		fixed[settings.KeyRetryBackoff] = settings.Fixed{Value: cfg.RetryBackoff.String(), Source: from(err == nil && d == cfg.RetryBackoff)}
 	}
 	return fixed
 }
