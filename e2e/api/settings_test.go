@@ -3,12 +3,19 @@ package api
 // Settings (issue 16, h16-providers) take effect without a restart.
 
 import (
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/secretbox"
 )
 
 // The approval mode changed in the console applies to the next run: under
@@ -46,6 +53,39 @@ func TestSettingsApprovalModeLive(t *testing.T) {
 	for _, ev := range s.Journal(t, r2.ID) {
 		if ev.Type == event.ApprovalRequested {
 			t.Fatal("the second run asked for approval after the mode was set off")
+		}
+	}
+}
+
+// The key sealing provider keys is redacted like a key: a command that
+// prints the key file encoded gives the model and the journal
+// "[redacted]", not the key.
+func TestSecretKeyFileRedacted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, secretbox.KeyFileName)
+	s := e2etest.StartServer(t, e2etest.Scenarios(
+		e2etest.Scenario("leak", e2etest.Turn(e2etest.Call("run_command", `{"command":"base64 -w0 `+keyFile+`; echo; xxd -p -c 64 `+keyFile+`"}`)), e2etest.Turn(e2etest.Text("done"))),
+	), e2etest.WithDataDir(dir), e2etest.WithApprovalMode("off"))
+	// Adding a provider with a key makes the key file (disabled: runs stay
+	// on the demo model).
+	if c := e2etest.Do(t, "POST", s.URL+"/api/providers", map[string]any{"name": "hosted", "kind": "openai",
+		"base_url": "http://127.0.0.1:1/v1", "api_key": "sk-redaction-test-key-000000000-cafe", "enabled": false}, nil); c != http.StatusCreated {
+		t.Fatalf("add provider: %d", c)
+	}
+	raw, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := s.Send(t, s.NewSession(t), "leak")
+	s.WaitRun(t, run.ID, 20*time.Second, "the run to end", func(r e2etest.RunJSON) bool { return r.Terminal })
+	journal, _ := json.Marshal(s.Journal(t, run.ID))
+	if !strings.Contains(string(journal), "[redacted]") {
+		t.Fatalf("the command's output was not redacted (did it run?): %.2000s", journal)
+	}
+	for _, form := range []string{base64.StdEncoding.EncodeToString(raw), hex.EncodeToString(raw)} {
+		if strings.Contains(string(journal), form) || strings.Contains(s.Logs.String(), form) {
+			t.Errorf("the key file's contents (%s…) reached the journal or the log", form[:6])
 		}
 	}
 }

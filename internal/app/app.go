@@ -138,13 +138,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, st: st, models: reg}
-	keys, err := secretKeys(cfg, getenv)
+	keys, err := secretKeys(cfg, getenv, red)
 	if err == nil && shared(cfg) {
 		err = settings.CheckKey(ctx, st, keys)
 	}
 	if err != nil {
 		st.Close()
 		return nil, err
+	}
+	// Read now, so the key is redacted from the start; a missing key is
+	// normal (nothing sealed yet), an unreadable one is worth a line.
+	if _, kerr := keys(false); kerr != nil && !errors.Is(kerr, settings.ErrNoKey) {
+		log.Warn("the secret key cannot be read: stored provider API keys will not open", "err", kerr)
 	}
 	a.settings = settings.New(settings.Config{Store: st, Registry: reg, Redactor: red, Keys: keys, Factories: providerFactories(),
 		Fixed: fixedSettings(file, getenv, cfg), Defaults: settingsDefaults(cfg), Apply: a.applySettings, Log: log})

@@ -16,6 +16,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/runner"
+	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/secretbox"
 	"github.com/caduceus-dev/caduceus/internal/settings"
 )
@@ -24,12 +25,15 @@ import (
 // when set (a malformed one stops the start); else, for SQLite, the data
 // dir's key file, made on first use; else (PostgreSQL, whose several
 // servers must share one key that no server can make alone) none.
-func secretKeys(cfg config.Config, getenv func(string) string) (settings.Keys, error) {
+//
+// The key, once known, is redacted in every text form (red.Add).
+func secretKeys(cfg config.Config, getenv func(string) string, red *secret.Redactor) (settings.Keys, error) {
 	if v := getenv(secretbox.EnvKey); v != "" {
 		box, err := secretbox.FromEnv(v)
 		if err != nil {
 			return nil, err
 		}
+		red.Add(box.TextForms()...)
 		return func(bool) (*secretbox.Box, error) { return box, nil }, nil
 	}
 	if shared(cfg) {
@@ -55,6 +59,9 @@ func secretKeys(cfg config.Config, getenv func(string) string) (settings.Keys, e
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: the key file %s does not exist", settings.ErrNoKey, path)
+		}
+		if err == nil {
+			red.Add(box.TextForms()...)
 		}
 		return box, err
 	}, nil

@@ -46,8 +46,9 @@ var (
 
 // Box seals and opens values under one key. Safe for concurrent use.
 type Box struct {
-	id   string
-	aead interface {
+	id    string
+	forms []string // the key as text, for redaction
+	aead  interface {
 		Seal(dst, nonce, plaintext, additionalData []byte) []byte
 		Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error)
 		NonceSize() int
@@ -64,8 +65,15 @@ func New(key []byte) (*Box, error) {
 		return nil, fmt.Errorf("secretbox: %w", err)
 	}
 	sum := sha256.Sum256(append([]byte("caduceus secretbox key id\x00"), key...))
-	return &Box{id: hex.EncodeToString(sum[:4]), aead: aead}, nil
+	forms := []string{base64.StdEncoding.EncodeToString(key), base64.RawStdEncoding.EncodeToString(key),
+		base64.URLEncoding.EncodeToString(key), base64.RawURLEncoding.EncodeToString(key), hex.EncodeToString(key)}
+	return &Box{id: hex.EncodeToString(sum[:4]), forms: forms, aead: aead}, nil
 }
+
+// TextForms are the key written as text (base64 in each alphabet, hex),
+// for the redactor: a command that prints the key file encoded must not
+// hand the key to the model or a log.
+func (b *Box) TextForms() []string { return append([]string(nil), b.forms...) }
 
 // KeyID names the key (not secret: a hash prefix).
 func (b *Box) KeyID() string { return b.id }

@@ -3,9 +3,11 @@ package secretbox_test
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -170,5 +172,19 @@ func TestFromEnv(t *testing.T) {
 				t.Fatal("different key")
 			}
 		})
+	}
+}
+
+func TestTextForms(t *testing.T) {
+	key := bytes.Repeat([]byte{0xfb}, secretbox.KeySize) // '+' and '/' in standard base64
+	b, err := secretbox.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forms := b.TextForms()
+	for _, want := range []string{base64.StdEncoding.EncodeToString(key), base64.RawURLEncoding.EncodeToString(key), hex.EncodeToString(key)} {
+		if !slices.Contains(forms, want) {
+			t.Errorf("TextForms lacks %q", want)
+		}
 	}
 }
