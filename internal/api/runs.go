@@ -330,9 +330,12 @@ func (a *API) meta(w http.ResponseWriter, r *http.Request) {
 	roots, defWS := a.svc.WorkspaceRoots()
 	// The console's default model may change while the server runs
 	// (issue 16, h16-providers).
-	defModel := a.info.DefaultModel
+	defModel, demo := a.info.DefaultModel, a.info.Demo
 	if a.opt.Models != nil {
 		defModel = a.opt.Models.Default()
+		if d, ok := a.opt.Models.(interface{ DemoOnly() bool }); ok {
+			demo = d.DemoOnly()
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		// Workspaces: where new sessions may work (the new-session dialog).
@@ -342,7 +345,7 @@ func (a *API) meta(w http.ResponseWriter, r *http.Request) {
 		"schema_version": SchemaVersion,
 		"store_schema":   a.info.SchemaVersion,
 		"default_model":  defModel,
-		"demo_model":     a.info.Demo,
+		"demo_model":     demo,
 		"capabilities": map[string]any{
 			"event_types":      types,
 			"if_busy":          []string{control.IfBusyEnqueue, control.IfBusyInterrupt, control.IfBusyReject, control.IfBusySteer},

@@ -100,10 +100,16 @@ func TestProvidersSurviveRestart(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- first.Run(ctx) }()
+	if _, _, b := get(t, first.URL()+"/api/meta"); !strings.Contains(string(b), `"demo_model":true`) {
+		t.Fatalf("meta before any provider: %s", b)
+	}
 	st, _, b := request(t, "POST", first.URL()+"/api/providers", `{"name":"box","kind":"openai","base_url":"`+fake.BaseURL()+`","api_key":"`+key+`"}`)
 	var p struct{ ID string }
 	if err := json.Unmarshal(b, &p); st != 201 || err != nil {
 		t.Fatalf("add: %d %s", st, b)
+	}
+	if _, _, b := get(t, first.URL()+"/api/meta"); !strings.Contains(string(b), `"demo_model":false`) || !strings.Contains(string(b), `"default_model":"box`) {
+		t.Fatalf("meta once a provider is added: %s", b)
 	}
 	cancel()
 	if err := <-done; err != nil {
