@@ -31,6 +31,9 @@ import (
 // providerKey is long and unusual so any copy of it is found.
 const providerKey = "sk-uiprov-Zq8Xw2Lm9Rt4Kp7Vn3Bc6Hd1Jf5Gs0Ay-4f2a"
 
+// headerSecret is an extra header's value, kept like the key.
+const headerSecret = "hdr-uiprov-Pq2Ws8Ed4Rf6Tg0Yh"
+
 // recordFetch keeps every answer the page's fetch calls read, from the
 // first request of each document on.
 const recordFetch = `window.__answers = [];
@@ -63,6 +66,7 @@ func TestUIProviders(t *testing.T) {
 	b.typeInto("[data-testid=provider-name]", "local")
 	b.typeInto("[data-testid=provider-base-url]", fake.BaseURL())
 	b.typeInto("[data-testid=provider-api-key]", providerKey)
+	b.typeInto("[data-testid=provider-headers-input]", "X-Proxy-Auth: "+headerSecret)
 	b.click("[data-testid=provider-save]")
 	b.waitGone("[data-testid=provider-dialog]")
 	row := "[data-testid=provider-row][data-name=local]"
@@ -72,6 +76,10 @@ func TestUIProviders(t *testing.T) {
 	}
 	if got := b.text(row + " [data-testid=provider-key]"); got != "sk-…4f2a" {
 		t.Errorf("the key shows as %q, want sk-…4f2a", got)
+	}
+
+	if got := b.text(row + " [data-testid=provider-headers]"); got != "headers X-Proxy-Auth" {
+		t.Errorf("headers shown as %q", got)
 	}
 
 	// "Test" lists the fake server's models.
@@ -113,8 +121,8 @@ func TestUIProviders(t *testing.T) {
 	for _, r := range fake.Requests() {
 		if strings.HasSuffix(r.Path, "/chat/completions") {
 			chats++
-			if r.Header.Get("Authorization") != "Bearer "+providerKey {
-				t.Errorf("a model request without the key: %q", r.Header.Get("Authorization"))
+			if r.Header.Get("Authorization") != "Bearer "+providerKey || r.Header.Get("X-Proxy-Auth") != headerSecret {
+				t.Errorf("a model request without the key or the header: %q, %q", r.Header.Get("Authorization"), r.Header.Get("X-Proxy-Auth"))
 			}
 		}
 	}
@@ -145,8 +153,8 @@ func TestUIProviders(t *testing.T) {
 	}
 	html := eval[string](b, "document.documentElement.outerHTML")
 	for what, text := range map[string]string{"an answer": strings.Join(answers, "\n"), "the page": html, "the server log": s.Logs.String(), "the run's events": string(events)} {
-		if strings.Contains(text, providerKey) || strings.Contains(text, providerKey[10:30]) {
-			t.Errorf("the key is in %s", what)
+		if strings.Contains(text, providerKey) || strings.Contains(text, providerKey[10:30]) || strings.Contains(text, headerSecret) {
+			t.Errorf("the key or the header's value is in %s", what)
 		}
 	}
 
@@ -158,7 +166,7 @@ func TestUIProviders(t *testing.T) {
 		if err != nil && f == "caduceus.db" {
 			t.Fatal(err)
 		}
-		if bytes.Contains(raw, []byte(providerKey)) || bytes.Contains(raw, []byte(providerKey[10:30])) {
+		if bytes.Contains(raw, []byte(providerKey)) || bytes.Contains(raw, []byte(providerKey[10:30])) || bytes.Contains(raw, []byte(headerSecret)) {
 			t.Errorf("the key is in %s in clear", f)
 		}
 	}

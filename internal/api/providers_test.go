@@ -25,7 +25,10 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 )
 
-const providerKey = "sk-api-test-key-abcdefghijklmnop-4f2a"
+const (
+	providerKey  = "sk-api-test-key-abcdefghijklmnop-4f2a"
+	headerSecret = "hdr-secret-value-zyxwvutsrqp-123"
+)
 
 // providersEnv serves the API with a settings service over the store open
 // makes, the server's log written to logs.
@@ -82,11 +85,11 @@ func TestProvidersAPI(t *testing.T) {
 		var bodies []string
 		keep := func(r resp) resp { bodies = append(bodies, string(r.body)); return r }
 
-		created := keep(e.req("POST", "/api/providers", `{"name":"local","kind":"openai","base_url":"`+fake.BaseURL()+`","api_key":"`+providerKey+`"}`))
+		created := keep(e.req("POST", "/api/providers", `{"name":"local","kind":"openai","base_url":"`+fake.BaseURL()+`","api_key":"`+providerKey+`","headers":{"X-Proxy-Auth":"`+headerSecret+`"}}`))
 		created.want(t, http.StatusCreated, "")
 		var p settings.ProviderView
 		created.decode(t, &p)
-		if p.APIKey != "sk-…4f2a" || !p.HasKey || p.Source != "database" || !strings.HasPrefix(p.ID, "prv") {
+		if p.APIKey != "sk-…4f2a" || !p.HasKey || p.Source != "database" || !strings.HasPrefix(p.ID, "prv") || len(p.Headers) != 1 || p.Headers[0] != "X-Proxy-Auth" {
 			t.Fatalf("created = %s", created.body)
 		}
 
@@ -157,11 +160,11 @@ func TestProvidersAPI(t *testing.T) {
 
 		// The key came in once and never went out: no answer, no log line.
 		for _, b := range bodies {
-			if strings.Contains(b, providerKey) || strings.Contains(b, "sk-env-openai-key") {
+			if strings.Contains(b, providerKey) || strings.Contains(b, "sk-env-openai-key") || strings.Contains(b, headerSecret) {
 				t.Fatalf("a key in an answer: %s", b)
 			}
 		}
-		if strings.Contains(logs.String(), providerKey) {
+		if strings.Contains(logs.String(), providerKey) || strings.Contains(logs.String(), headerSecret) {
 			t.Fatalf("the key in the log: %s", logs.String())
 		}
 

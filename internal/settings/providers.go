@@ -21,20 +21,23 @@ import (
 // APIKey is the masked hint ("sk-…4f2a"), "" when no key is set or the
 // key is too short to show any of it.
 type ProviderView struct {
-	ID           string    `json:"id,omitempty"` // database providers only
-	Name         string    `json:"name"`
-	Kind         string    `json:"kind"`
-	BaseURL      string    `json:"base_url"`
-	HasKey       bool      `json:"has_key"`
-	APIKey       string    `json:"api_key"`
-	DefaultModel string    `json:"default_model"`
-	Models       []string  `json:"models"`
-	Enabled      bool      `json:"enabled"`
-	Source       string    `json:"source"` // env, config, database
-	ReadOnly     bool      `json:"read_only"`
-	Error        string    `json:"error,omitempty"`
-	CreatedAt    time.Time `json:"created_at,omitzero"`
-	UpdatedAt    time.Time `json:"updated_at,omitzero"`
+	ID           string   `json:"id,omitempty"` // database providers only
+	Name         string   `json:"name"`
+	Kind         string   `json:"kind"`
+	BaseURL      string   `json:"base_url"`
+	HasKey       bool     `json:"has_key"`
+	APIKey       string   `json:"api_key"`
+	DefaultModel string   `json:"default_model"`
+	Models       []string `json:"models"`
+	// Headers are the names of the extra HTTP headers sent; their values
+	// are write-only, like the key.
+	Headers   []string  `json:"headers"`
+	Enabled   bool      `json:"enabled"`
+	Source    string    `json:"source"` // env, config, database
+	ReadOnly  bool      `json:"read_only"`
+	Error     string    `json:"error,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
 // ProviderInput creates or changes a database provider; nil leaves a
@@ -46,7 +49,9 @@ type ProviderInput struct {
 	APIKey       *string   `json:"api_key"`
 	DefaultModel *string   `json:"default_model"`
 	Models       *[]string `json:"models"`
-	Enabled      *bool     `json:"enabled"`
+	// Headers replaces the extra HTTP headers ({} removes them all).
+	Headers *map[string]string `json:"headers"`
+	Enabled *bool              `json:"enabled"`
 }
 
 // Providers lists every provider: the environment's and config file's
@@ -62,7 +67,7 @@ func (s *Service) Providers(ctx context.Context) ([]ProviderView, error) {
 			continue
 		}
 		out = append(out, ProviderView{Name: d.Name, Kind: d.Type, BaseURL: d.BaseURL, HasKey: d.HasKey, APIKey: d.KeyHint,
-			DefaultModel: d.DefaultModel, Models: nonNil(d.Models), Enabled: true, Source: d.Source, ReadOnly: true, Error: d.Error})
+			DefaultModel: d.DefaultModel, Models: nonNil(d.Models), Headers: []string{}, Enabled: true, Source: d.Source, ReadOnly: true, Error: d.Error})
 	}
 	for _, p := range stored {
 		out = append(out, s.view(p))
@@ -89,7 +94,7 @@ func (s *Service) get(ctx context.Context, pid string) (store.Provider, error) {
 
 func (s *Service) view(p store.Provider) ProviderView {
 	v := ProviderView{ID: p.ID, Name: p.Name, Kind: p.Kind, BaseURL: p.BaseURL, HasKey: p.APIKeySealed != "", APIKey: p.APIKeyHint,
-		DefaultModel: p.DefaultModel, Models: nonNil(p.Models), Enabled: p.Enabled, Source: models.SourceDatabase,
+		DefaultModel: p.DefaultModel, Models: nonNil(p.Models), Headers: nonNil(p.HeaderNames), Enabled: p.Enabled, Source: models.SourceDatabase,
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 	if src := s.cfg.Registry.Source(p.Name); src != "" && src != models.SourceDatabase {
 		v.Error = fmt.Sprintf("unused: the %s defines a provider named %s, which wins", sourceName(src), p.Name)
@@ -236,6 +241,11 @@ func (s *Service) apply(p *store.Provider, in ProviderInput) error {
 	if in.Enabled != nil {
 		p.Enabled = *in.Enabled
 	}
+	if in.Headers != nil {
+		if err := s.setHeaders(p, *in.Headers); err != nil {
+			return err
+		}
+	}
 	if in.APIKey != nil {
 		key := *in.APIKey
 		switch {
@@ -278,7 +288,11 @@ func (s *Service) TestProvider(ctx context.Context, pid string) ([]string, error
 	if !ok {
 		return nil, errorf(CodeTestFailed, "kind", "provider kind %q is not supported", p.Kind)
 	}
-	c, err := fac(p.Name, models.ProviderConfig{Type: p.Kind, BaseURL: p.BaseURL}, key)
+	headers, err := s.openHeaders(p)
+	if err != nil {
+		return nil, errorf(CodeKeyDoesNotOpen, "headers", "%v", err)
+	}
+	c, err := fac(p.Name, models.ProviderConfig{Type: p.Kind, BaseURL: p.BaseURL, Headers: headers}, key)
 	if err != nil {
 		return nil, errorf(CodeTestFailed, "", "%s", secret.NewRedactor(key).String(err.Error()))
 	}

@@ -139,11 +139,20 @@ func (s *Service) Reload(ctx context.Context) error {
 			}
 			keys = append(keys, key)
 		}
+		headers, err := s.openHeaders(p)
+		if err != nil {
+			keyErrs[p.ID] = err.Error()
+			s.cfg.Log.Error("a provider's headers do not open: the provider is left out", "provider", p.Name, "err", err)
+			continue
+		}
+		for _, v := range headers {
+			keys = append(keys, v)
+		}
 		if !p.Enabled {
 			continue
 		}
 		defs = append(defs, models.Stored{ID: p.ID, Name: p.Name, APIKey: key, Config: models.ProviderConfig{Type: p.Kind,
-			BaseURL: p.BaseURL, Models: p.Models, DefaultModel: p.DefaultModel}})
+			BaseURL: p.BaseURL, Models: p.Models, DefaultModel: p.DefaultModel, Headers: headers}})
 	}
 	if s.cfg.Redactor != nil {
 		s.cfg.Redactor.Add(keys...)

@@ -34,10 +34,10 @@ const key = "sk-test-provider-key-0123456789-4f2a"
 func factories() map[string]models.Factory {
 	return map[string]models.Factory{
 		models.TypeOpenAI: func(name string, c models.ProviderConfig, key string) (models.Client, error) {
-			return openai.New(openai.Config{Name: name, BaseURL: c.BaseURL, APIKey: key})
+			return openai.New(openai.Config{Name: name, BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers})
 		},
 		models.TypeAnthropic: func(name string, c models.ProviderConfig, key string) (models.Client, error) {
-			return anthropic.New(anthropic.Config{Name: name, BaseURL: c.BaseURL, APIKey: key})
+			return anthropic.New(anthropic.Config{Name: name, BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers})
 		},
 	}
 }
@@ -89,11 +89,13 @@ func TestProviders(t *testing.T) {
 		fake.RequireKey(key)
 		fake.SetModels("llama3", "qwen3")
 
-		v, err := r.svc.CreateProvider(ctx, settings.ProviderInput{Name: ptr("local"), Kind: ptr("openai"), BaseURL: ptr(fake.BaseURL()), APIKey: ptr(key)})
+		const proxyToken = "proxy-token-0123456789-abcdef"
+		v, err := r.svc.CreateProvider(ctx, settings.ProviderInput{Name: ptr("local"), Kind: ptr("openai"), BaseURL: ptr(fake.BaseURL()), APIKey: ptr(key),
+			Headers: &map[string]string{"x-proxy-token": proxyToken, "X-Title": "Caduceus"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v.APIKey != "sk-…4f2a" || !v.HasKey || v.Source != "database" || v.ReadOnly {
+		if v.APIKey != "sk-…4f2a" || !v.HasKey || v.Source != "database" || v.ReadOnly || strings.Join(v.Headers, ",") != "X-Proxy-Token,X-Title" {
 			t.Fatalf("created view = %+v", v)
 		}
 		// The store holds the key sealed only, and the seal opens only
@@ -120,6 +122,18 @@ func TestProviders(t *testing.T) {
 		if err != nil || strings.Join(ms, ",") != "llama3,qwen3" {
 			t.Fatalf("test = %v, %v", ms, err)
 		}
+		// The headers went with the request, sealed apart from the key; their
+		// values are redacted too.
+		reqs := fake.Requests()
+		if got := reqs[len(reqs)-1].Header.Get("X-Proxy-Token"); got != proxyToken {
+			t.Fatalf("the test request's X-Proxy-Token = %q", got)
+		}
+		if strings.Contains(p.HeadersSealed, proxyToken) || strings.Contains(r.red.String(proxyToken), proxyToken) {
+			t.Fatal("a header value is stored in clear or not redacted")
+		}
+		if _, err := box.Open(p.HeadersSealed, v.ID); err == nil {
+			t.Fatal("the sealed headers open as the key's")
+		}
 
 		// Every view: masked.
 		list, err := r.svc.Providers(ctx)
@@ -127,7 +141,7 @@ func TestProviders(t *testing.T) {
 			t.Fatal(err)
 		}
 		b, _ := json.Marshal(list)
-		if strings.Contains(string(b), key) || strings.Contains(string(b), "sk-ant-env-key") {
+		if strings.Contains(string(b), key) || strings.Contains(string(b), "sk-ant-env-key") || strings.Contains(string(b), proxyToken) {
 			t.Fatalf("a key in the list: %s", b)
 		}
 		if len(list) != 2 || list[0].Name != "anthropic" || list[0].Source != "env" || !list[0].ReadOnly || list[0].APIKey != "sk-…1234" {
@@ -149,6 +163,8 @@ func TestProviders(t *testing.T) {
 			{"url", settings.ProviderInput{Name: ptr("g"), Kind: ptr("openai"), BaseURL: ptr("ftp://x")}, settings.CodeInvalidInput},
 			{"url creds", settings.ProviderInput{Name: ptr("g"), Kind: ptr("openai"), BaseURL: ptr("http://u:" + key + "@h/v1")}, settings.CodeInvalidInput},
 			{"key spaces", settings.ProviderInput{Name: ptr("g"), Kind: ptr("openai"), APIKey: ptr("sk with spaces " + key)}, settings.CodeInvalidInput},
+			{"header name", settings.ProviderInput{Name: ptr("g"), Kind: ptr("openai"), Headers: &map[string]string{"Bad Name": "v"}}, settings.CodeInvalidInput},
+			{"header value", settings.ProviderInput{Name: ptr("g"), Kind: ptr("openai"), Headers: &map[string]string{"X-Ok": key + "\r\nX-Evil: 1"}}, settings.CodeInvalidInput},
 		} {
 			_, err := r.svc.CreateProvider(ctx, tc.in)
 			if code(err) != tc.code {

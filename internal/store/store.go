@@ -282,9 +282,14 @@ type Provider struct {
 	APIKeyHint   string
 	DefaultModel string
 	Models       []string // empty: ask the server
-	Enabled      bool
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// HeadersSealed are extra HTTP headers sent to the provider, a JSON
+	// object sealed like the key (values may be credentials);
+	// HeaderNames their names, for display.
+	HeadersSealed string
+	HeaderNames   []string
+	Enabled       bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // Setting is one console setting: a key and its JSON value.

@@ -13,27 +13,33 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
-const providerCols = `id, name, kind, base_url, api_key_sealed, api_key_hint, default_model, models_json, enabled, created_at_ms, updated_at_ms`
+const providerCols = `id, name, kind, base_url, api_key_sealed, api_key_hint, default_model, models_json, headers_sealed, header_names, enabled, created_at_ms, updated_at_ms`
 
 func scanProvider(s pgx.Row) (store.Provider, error) {
 	var v store.Provider
-	var models string
+	var models, names string
 	var c, u int64
-	err := s.Scan(&v.ID, &v.Name, &v.Kind, &v.BaseURL, &v.APIKeySealed, &v.APIKeyHint, &v.DefaultModel, &models, &v.Enabled, &c, &u)
+	err := s.Scan(&v.ID, &v.Name, &v.Kind, &v.BaseURL, &v.APIKeySealed, &v.APIKeyHint, &v.DefaultModel, &models, &v.HeadersSealed, &names, &v.Enabled, &c, &u)
 	if err != nil {
 		return v, err
 	}
 	if err := json.Unmarshal([]byte(models), &v.Models); err != nil {
 		return v, fmt.Errorf("provider %q models: %w", v.ID, err)
 	}
+	if err := json.Unmarshal([]byte(names), &v.HeaderNames); err != nil {
+		return v, fmt.Errorf("provider %q header names: %w", v.ID, err)
+	}
 	if len(v.Models) == 0 {
 		v.Models = nil // one spelling of "none", as written
+	}
+	if len(v.HeaderNames) == 0 {
+		v.HeaderNames = nil
 	}
 	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
 	return v, nil
 }
 
-func modelsJSON(ms []string) string {
+func stringsJSON(ms []string) string {
 	if len(ms) == 0 {
 		return "[]"
 	}
@@ -81,8 +87,8 @@ func (r reader) ListSettings(ctx context.Context) ([]store.Setting, error) {
 
 func (t *txn) InsertProvider(ctx context.Context, p store.Provider) error {
 	return t.exec(ctx, "provider name", p.Name, store.ErrConflict, `INSERT INTO providers (`+providerCols+`, name_key)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) ON CONFLICT (name_key) DO NOTHING`,
-		p.ID, p.Name, p.Kind, p.BaseURL, p.APIKeySealed, p.APIKeyHint, p.DefaultModel, modelsJSON(p.Models), p.Enabled,
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) ON CONFLICT (name_key) DO NOTHING`,
+		p.ID, p.Name, p.Kind, p.BaseURL, p.APIKeySealed, p.APIKeyHint, p.DefaultModel, stringsJSON(p.Models), p.HeadersSealed, stringsJSON(p.HeaderNames), p.Enabled,
 		ms(p.CreatedAt), ms(p.UpdatedAt), store.NameKey(p.Name))
 }
 
@@ -96,9 +102,10 @@ func (t *txn) UpdateProvider(ctx context.Context, p store.Provider) error {
 		return fmt.Errorf("update provider %q: %w", p.ID, err)
 	}
 	return t.exec(ctx, "provider", p.ID, store.ErrNotFound, `UPDATE providers SET name = $1, name_key = $2, kind = $3, base_url = $4,
-		api_key_sealed = $5, api_key_hint = $6, default_model = $7, models_json = $8, enabled = $9, updated_at_ms = $10 WHERE id = $11`,
-		p.Name, store.NameKey(p.Name), p.Kind, p.BaseURL, p.APIKeySealed, p.APIKeyHint, p.DefaultModel, modelsJSON(p.Models),
-		p.Enabled, ms(p.UpdatedAt), p.ID)
+		api_key_sealed = $5, api_key_hint = $6, default_model = $7, models_json = $8, headers_sealed = $9, header_names = $10, enabled = $11,
+		updated_at_ms = $12 WHERE id = $13`,
+		p.Name, store.NameKey(p.Name), p.Kind, p.BaseURL, p.APIKeySealed, p.APIKeyHint, p.DefaultModel, stringsJSON(p.Models),
+		p.HeadersSealed, stringsJSON(p.HeaderNames), p.Enabled, ms(p.UpdatedAt), p.ID)
 }
 
 func (t *txn) DeleteProvider(ctx context.Context, id string) error {

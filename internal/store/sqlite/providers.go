@@ -12,27 +12,33 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
-const providerCols = `id, name, kind, base_url, api_key_sealed, api_key_hint, default_model, models_json, enabled, created_at_ms, updated_at_ms`
+const providerCols = `id, name, kind, base_url, api_key_sealed, api_key_hint, default_model, models_json, headers_sealed, header_names, enabled, created_at_ms, updated_at_ms`
 
 func scanProvider(s interface{ Scan(...any) error }) (store.Provider, error) {
 	var v store.Provider
-	var models string
+	var models, names string
 	var c, u int64
-	err := s.Scan(&v.ID, &v.Name, &v.Kind, &v.BaseURL, &v.APIKeySealed, &v.APIKeyHint, &v.DefaultModel, &models, &v.Enabled, &c, &u)
+	err := s.Scan(&v.ID, &v.Name, &v.Kind, &v.BaseURL, &v.APIKeySealed, &v.APIKeyHint, &v.DefaultModel, &models, &v.HeadersSealed, &names, &v.Enabled, &c, &u)
 	if err != nil {
 		return v, err
 	}
 	if err := json.Unmarshal([]byte(models), &v.Models); err != nil {
 		return v, fmt.Errorf("provider %q models: %w", v.ID, err)
 	}
+	if err := json.Unmarshal([]byte(names), &v.HeaderNames); err != nil {
+		return v, fmt.Errorf("provider %q header names: %w", v.ID, err)
+	}
 	if len(v.Models) == 0 {
 		v.Models = nil // one spelling of "none", as written
+	}
+	if len(v.HeaderNames) == 0 {
+		v.HeaderNames = nil
 	}
 	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
 	return v, nil
 }
 
-func modelsJSON(ms []string) string {
+func stringsJSON(ms []string) string {
 	if len(ms) == 0 {
 		return "[]"
 	}
@@ -86,8 +92,8 @@ func (r reader) ListSettings(ctx context.Context) ([]store.Setting, error) {
 
 func (t *txn) InsertProvider(ctx context.Context, p store.Provider) error {
 	res, err := t.tx.ExecContext(ctx, `INSERT INTO providers (`+providerCols+`, name_key)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (name_key) DO NOTHING`,
-		p.ID, p.Name, p.Kind, p.BaseURL, p.APIKeySealed, p.APIKeyHint, p.DefaultModel, modelsJSON(p.Models), p.Enabled,
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (name_key) DO NOTHING`,
+		p.ID, p.Name, p.Kind, p.BaseURL, p.APIKeySealed, p.APIKeyHint, p.DefaultModel, stringsJSON(p.Models), p.HeadersSealed, stringsJSON(p.HeaderNames), p.Enabled,
 		ms(p.CreatedAt), ms(p.UpdatedAt), store.NameKey(p.Name))
 	return expectOne(res, err)("provider name", p.Name, store.ErrConflict)
 }
@@ -102,9 +108,9 @@ func (t *txn) UpdateProvider(ctx context.Context, p store.Provider) error {
 		return fmt.Errorf("update provider %q: %w", p.ID, err)
 	}
 	return expectOne(t.tx.ExecContext(ctx, `UPDATE providers SET name = ?, name_key = ?, kind = ?, base_url = ?, api_key_sealed = ?,
-		api_key_hint = ?, default_model = ?, models_json = ?, enabled = ?, updated_at_ms = ? WHERE id = ?`,
-		p.Name, store.NameKey(p.Name), p.Kind, p.BaseURL, p.APIKeySealed, p.APIKeyHint, p.DefaultModel, modelsJSON(p.Models),
-		p.Enabled, ms(p.UpdatedAt), p.ID))("provider", p.ID, store.ErrNotFound)
+		api_key_hint = ?, default_model = ?, models_json = ?, headers_sealed = ?, header_names = ?, enabled = ?, updated_at_ms = ? WHERE id = ?`,
+		p.Name, store.NameKey(p.Name), p.Kind, p.BaseURL, p.APIKeySealed, p.APIKeyHint, p.DefaultModel, stringsJSON(p.Models),
+		p.HeadersSealed, stringsJSON(p.HeaderNames), p.Enabled, ms(p.UpdatedAt), p.ID))("provider", p.ID, store.ErrNotFound)
 }
 
 func (t *txn) DeleteProvider(ctx context.Context, id string) error {

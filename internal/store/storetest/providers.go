@@ -24,6 +24,7 @@ func testProvidersCRUD(t *testing.T, open Open) {
 		Enabled: true, CreatedAt: at(1), UpdatedAt: at(1)}
 	hosted := store.Provider{ID: "prv-2", Name: "Hosted", Kind: "anthropic", APIKeySealed: "v1.abcd.sealed", APIKeyHint: "sk-…4f2a",
 		DefaultModel: "claude-sonnet-4-5", Models: []string{"claude-sonnet-4-5", "claude-haiku-4-5"}, Enabled: false,
+		HeadersSealed: "v1.abcd.headers", HeaderNames: []string{"HTTP-Referer", "X-Title"},
 		CreatedAt: at(2), UpdatedAt: at(2)}
 	write(t, db, func(tx store.Tx) error { return tx.InsertProvider(ctx, local) })
 	write(t, db, func(tx store.Tx) error { return tx.InsertProvider(ctx, hosted) })
@@ -35,8 +36,8 @@ func testProvidersCRUD(t *testing.T, open Open) {
 	if err != nil || len(got) != 2 || got[0].ID != "prv-2" || got[1].ID != "prv-1" {
 		t.Fatalf("ListProviders = %+v, %v", got, err)
 	}
-	if got[1].Models != nil {
-		t.Fatalf("no models read back as %#v, want nil", got[1].Models)
+	if got[1].Models != nil || got[1].HeaderNames != nil {
+		t.Fatalf("no models or headers read back as %#v, %#v, want nil", got[1].Models, got[1].HeaderNames)
 	}
 
 	// A name taken regardless of case is a conflict, on insert and update,
@@ -58,6 +59,7 @@ func testProvidersCRUD(t *testing.T, open Open) {
 	upd := hosted
 	upd.Name, upd.Kind, upd.BaseURL, upd.APIKeySealed, upd.APIKeyHint = "hosted", "openai", "https://openrouter.ai/api/v1", "v1.abcd.other", ""
 	upd.DefaultModel, upd.Models, upd.Enabled, upd.UpdatedAt = "", nil, true, at(9)
+	upd.HeadersSealed, upd.HeaderNames = "", nil
 	write(t, db, func(tx store.Tx) error { return tx.UpdateProvider(ctx, upd) })
 	if got, err := db.GetProvider(ctx, "prv-2"); err != nil || !reflect.DeepEqual(got, upd) {
 		t.Fatalf("after update = %+v, %v; want %+v", got, err, upd)

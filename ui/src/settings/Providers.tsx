@@ -107,6 +107,7 @@ function ProviderRow({ p, admin, onEdit, onRemove }: { p: ProviderView; admin: b
         <span class="row-sub">
           key: {p.has_key ? <code class="token-prefix" data-testid="provider-key">{p.api_key || "set"}</code> : <span data-testid="provider-key">none</span>}
           {p.default_model && <span>default model {p.default_model}</span>}
+          {p.headers && p.headers.length > 0 && <span data-testid="provider-headers">headers {p.headers.join(", ")}</span>}
         </span>
         {p.error && <span class="form-error" data-testid="provider-error">{p.error}</span>}
       </div>
@@ -160,6 +161,21 @@ function ProviderDialog({ initial, onClose, onSaved }: { initial: ProviderView |
     // An empty key field keeps the stored key; "remove" clears it.
     if (key !== "") body.api_key = key;
     if (f.get("remove_key") === "on") body.api_key = "";
+    // Headers, one "Name: value" a line: written whole or not at all.
+    const lines = String(f.get("headers") ?? "").split("\n").map((l) => l.trim()).filter(Boolean);
+    if (lines.length > 0) {
+      const h: Record<string, string> = {};
+      for (const l of lines) {
+        const i = l.indexOf(":");
+        if (i <= 0) {
+          error.value = "Write each header as Name: value, one a line.";
+          return;
+        }
+        h[l.slice(0, i).trim()] = l.slice(i + 1).trim();
+      }
+      body.headers = h;
+    }
+    if (f.get("remove_headers") === "on") body.headers = {};
     busy.value = true;
     const r = initial?.id
       ? await store.api.patch(`/api/providers/${encodeURIComponent(initial.id)}`, body)
@@ -208,6 +224,14 @@ function ProviderDialog({ initial, onClose, onSaved }: { initial: ProviderView |
           <span class="field-label">Models</span>
           <input class="input mono" name="models" data-testid="provider-models-input" defaultValue={(initial?.models ?? []).join(", ")} placeholder="empty: ask the server" />
         </label>
+        <label class="field">
+          <span class="field-label">Extra headers {initial?.headers?.length ? <span class="setting-fixed">(stored: {initial.headers.join(", ")}; values hidden; leave empty to keep them, or write them all anew)</span> : null}</span>
+          <textarea class="input mono provider-headers-input" name="headers" rows={2} data-testid="provider-headers-input" spellcheck={false}
+            placeholder={"optional, one a line, e.g.\nHTTP-Referer: https://example.org"} />
+        </label>
+        {initial?.headers && initial.headers.length > 0 && (
+          <label class="check"><input type="checkbox" name="remove_headers" data-testid="provider-remove-headers" /> Remove the stored headers</label>
+        )}
         <label class="check"><input type="checkbox" name="enabled" data-testid="provider-enabled" defaultChecked={initial?.enabled ?? true} /> Enabled</label>
         {error.value && <p class="form-error" role="alert" data-testid="provider-dialog-error">{error.value}</p>}
         <div class="modal-actions">

@@ -14,6 +14,8 @@ export interface ProviderView {
   api_key: string;
   default_model: string;
   models: string[];
+  /** Names of the extra HTTP headers; their values are write-only. */
+  headers?: string[];
   enabled: boolean;
   source: ProviderSource;
   read_only: boolean;
@@ -28,6 +30,7 @@ export interface ProviderInput {
   api_key?: string;
   default_model?: string;
   models?: string[];
+  headers?: Record<string, string>;
   enabled?: boolean;
 }
 

@@ -11,6 +11,8 @@ CREATE TABLE providers (
     api_key_hint   TEXT NOT NULL DEFAULT '',
     default_model  TEXT NOT NULL DEFAULT '',
     models_json    TEXT NOT NULL DEFAULT '[]',
+    headers_sealed TEXT NOT NULL DEFAULT '',
+    header_names   TEXT NOT NULL DEFAULT '[]',
     enabled        BOOLEAN NOT NULL DEFAULT TRUE,
     created_at_ms  BIGINT NOT NULL,
     updated_at_ms  BIGINT NOT NULL
