@@ -132,7 +132,7 @@ func loadEnv() (*secret.Env, error) {
 // that fails the process runs on with a warning, its other protections
 // intact. Every value hidden is also redacted from everything written.
 func hideSecrets(env *secret.Env, cfg *config.Config) {
-	names := []string{"CADUCEUS_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CADUCEUS_DATABASE_URL"}
+	names := []string{"CADUCEUS_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CADUCEUS_DATABASE_URL", "CADUCEUS_SECRET_KEY"}
 	if f, err := models.LoadFile(cfg.ConfigFile); err == nil {
 		// A broken file is reported by the start that follows.
 		names = append(names, f.KeyEnvNames()...)

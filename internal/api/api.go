@@ -114,6 +114,9 @@ type Options struct {
 	// Logs keeps the server's latest log lines; nil answers GET /api/logs
 	// 503 logs_unavailable.
 	Logs *logring.Buffer
+	// Settings: providers and settings (issue 16, h16-providers); nil
+	// answers those routes 503 settings_unavailable.
+	Settings Settings
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -317,6 +320,15 @@ func (a *API) routes() []route {
 		{"GET /api/runs/{id}/journal", a.runJournal},
 		// Usage and cost (issue 16, h16-usage; usage.go).
 		{"GET /api/usage", a.usage},
+		// Providers and settings (issue 16, h16-providers; providers.go).
+		{"GET /api/providers", a.listProviders},
+		{"POST /api/providers", a.createProvider},
+		{"GET /api/providers/{id}", a.getProvider},
+		{"PATCH /api/providers/{id}", a.patchProvider},
+		{"DELETE /api/providers/{id}", a.deleteProvider},
+		{"POST /api/providers/{id}/test", a.testProvider},
+		{"GET /api/settings", a.getSettings},
+		{"PATCH /api/settings", a.patchSettings},
 	}
 }
 

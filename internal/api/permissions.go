@@ -159,6 +159,17 @@ var routePerms = map[string]perm{
 	"GET /api/runs/{id}/journal":    permRead,
 	// Usage and cost (issue 16, h16-usage).
 	"GET /api/usage": permRead,
+	// Providers and settings (issue 16, h16-providers): reading is
+	// reading; changing the server's configuration is admin's, and so is
+	// "test", which makes the server call out with a stored key.
+	"GET /api/providers":            permRead,
+	"POST /api/providers":           permAdmin,
+	"GET /api/providers/{id}":       permRead,
+	"PATCH /api/providers/{id}":     permAdmin,
+	"DELETE /api/providers/{id}":    permAdmin,
+	"POST /api/providers/{id}/test": permAdmin,
+	"GET /api/settings":             permRead,
+	"PATCH /api/settings":           permAdmin,
 }
 
 // permitted checks the request's principal against the route's entry and

@@ -328,6 +328,15 @@ func (a *API) meta(w http.ResponseWriter, r *http.Request) {
 		types = append(types, string(i.Type))
 	}
 	roots, defWS := a.svc.WorkspaceRoots()
+	// The console's default model may change while the server runs
+	// (issue 16, h16-providers).
+	defModel, demo := a.info.DefaultModel, a.info.Demo
+	if a.opt.Models != nil {
+		defModel = a.opt.Models.Default()
+		if d, ok := a.opt.Models.(interface{ DemoOnly() bool }); ok {
+			demo = d.DemoOnly()
+		}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		// Workspaces: where new sessions may work (the new-session dialog).
 		"workspaces":     map[string]any{"default": defWS, "roots": roots},
@@ -335,8 +344,8 @@ func (a *API) meta(w http.ResponseWriter, r *http.Request) {
 		"version":        a.info.Version,
 		"schema_version": SchemaVersion,
 		"store_schema":   a.info.SchemaVersion,
-		"default_model":  a.info.DefaultModel,
-		"demo_model":     a.info.Demo,
+		"default_model":  defModel,
+		"demo_model":     demo,
 		"capabilities": map[string]any{
 			"event_types":      types,
 			"if_busy":          []string{control.IfBusyEnqueue, control.IfBusyInterrupt, control.IfBusyReject, control.IfBusySteer},

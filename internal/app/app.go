@@ -38,6 +38,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/provider/openai"
 	"github.com/caduceus-dev/caduceus/internal/runner"
 	"github.com/caduceus-dev/caduceus/internal/secret"
+	"github.com/caduceus-dev/caduceus/internal/settings"
 	"github.com/caduceus-dev/caduceus/internal/skill"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/telemetry"
@@ -69,6 +70,11 @@ type App struct {
 	// terminals (nil when off).
 	api   *api.API
 	terms *terminal.Manager
+	// settings are the console's providers and settings; control is the
+	// web tier's control service (nil for a runner process), which takes
+	// the retry setting.
+	settings *settings.Service
+	control  *control.Service
 }
 
 // waker carries "look at the journal now" to the other processes: the
@@ -137,6 +143,21 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, st: st, models: reg}
+	keys, err := secretKeys(cfg, getenv, red)
+	if err == nil && shared(cfg) {
+		err = settings.CheckKey(ctx, st, keys)
+	}
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	// Read now, so the key is redacted from the start; a missing key is
+	// normal (nothing sealed yet), an unreadable one is worth a line.
+	if _, kerr := keys(false); kerr != nil && !errors.Is(kerr, settings.ErrNoKey) {
+		log.Warn("the secret key cannot be read: stored provider API keys will not open", "err", kerr)
+	}
+	a.settings = settings.New(settings.Config{Store: st, Registry: reg, Redactor: red, Keys: keys, Factories: providerFactories(),
+		Fixed: fixedSettings(file, getenv, cfg), Defaults: settingsDefaults(cfg), Apply: a.applySettings, Log: log})
 	var guard *httpguard.Guard
 	if webTier {
 		if guard, err = newGuard(ctx, cfg.Addr, cfg.Token, st, api.BodyLimit(uploadLimits(cfg))); err != nil {
@@ -195,6 +216,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	} else {
 		a.watch = runner.NewWatchdog(st, a.w, "", runner.Config{Lease: cfg.Lease, LeaseOnly: shared(cfg), Processes: sweeper}, log)
 	}
+	if err := a.settings.Reload(ctx); err != nil {
+		a.close()
+		return nil, err
+	}
 	if !webTier {
 		if cfg.MetricsAddr != "" {
 			if a.metrics, err = listenMetrics(ctx, cfg.MetricsAddr, cfg.Token, st, a.tel.Handler(), log); err != nil {
@@ -213,6 +238,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// whether or not this process runs the agent.
 	toolSpecs := tool.Builtin(tool.Config{}).Specs()
 	svc.KnowTools(toolNames(toolSpecs))
+	a.control = svc
+	a.applySettings(a.settings.Settings().Effective)
 	if len(cfg.WorkspaceRoots) > 0 {
 		if err := svc.AllowWorkspaces(cfg.WorkspaceRoots); err != nil {
 			a.close()
@@ -226,7 +253,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel,
 		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
 		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),
-		Tools: toolSpecs, Processes: consoleProcesses(a.procs), ProcessRecords: consoleRecords(procReg), Logs: logs}, log)
+		Tools: toolSpecs, Processes: consoleProcesses(a.procs), ProcessRecords: consoleRecords(procReg), Logs: logs,
+		Settings: a.settings}, log)
 	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
@@ -381,6 +409,13 @@ func (a *App) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	// Providers and settings changed by other processes sharing the
+	// database take effect here within a poll.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.settings.Watch(hubCtx, settings.PollEvery)
+	}()
 	runnerDone := make(chan struct{})
 	go func() {
 		defer close(runnerDone)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -43,6 +44,20 @@ type Service struct {
 	// toolNames are the tools a profile may enable (KnowTools); nil
 	// accepts any.
 	toolNames []string
+	// retryNow is the console's retry policy (SetRetryPolicy), nil until
+	// set: retry's then.
+	retryNow atomic.Pointer[RetryPolicy]
+}
+
+// SetRetryPolicy changes the policy given to the runs queued from now on
+// (issue 16, h16-providers: the console's settings).
+func (s *Service) SetRetryPolicy(p RetryPolicy) { s.retryNow.Store(&p) }
+
+func (s *Service) retryPolicy() RetryPolicy {
+	if p := s.retryNow.Load(); p != nil {
+		return *p
+	}
+	return s.retry
 }
 
 type workspaceRoot struct{ given, real string }
@@ -388,7 +403,7 @@ func (s *Service) deliver(ctx context.Context, sessionID string, m Message, stee
 			model = sess.Model
 		}
 		r := store.Run{ID: id.New("run"), SessionID: sessionID, Status: run.Queued, Input: m.Content,
-			Model: model, Priority: priority, CreatedAt: now, MaxRetries: s.retry.Max, RetryBackoff: s.retry.Backoff}
+			Model: model, Priority: priority, CreatedAt: now, MaxRetries: s.retryPolicy().Max, RetryBackoff: s.retryPolicy().Backoff}
 		if err := tx.InsertRun(ctx, r); err != nil {
 			return err
 		}
@@ -441,7 +456,7 @@ func (s *Service) Compact(ctx context.Context, sessionID string) (store.Run, err
 		}
 		now := time.Now().UTC()
 		r := store.Run{ID: id.New("run"), SessionID: sessionID, Status: run.Queued, Model: sess.Model, CreatedAt: now,
-			MaxRetries: s.retry.Max, RetryBackoff: s.retry.Backoff}
+			MaxRetries: s.retryPolicy().Max, RetryBackoff: s.retryPolicy().Backoff}
 		if err := tx.InsertRun(ctx, r); err != nil {
 			return err
 		}

@@ -39,19 +39,38 @@ func (r Resolved) Ref() string { return r.ProviderName + "/" + r.Model }
 func (r Resolved) Demo() bool { return r.Provider.Demo() }
 
 // Registry holds the configured providers; safe for concurrent use.
+// Providers come from three sources: the environment and the config file
+// (fixed at start) and the database (SetStored replaces them while the
+// server runs).
 type Registry struct {
-	entries    map[string]*entry
-	order      []string // preference order for the default model
-	overrides  map[string]ModelInfo
-	defaultRef string
-	secrets    []string
-	red        *secret.Redactor
+	overrides map[string]ModelInfo
+	factories map[string]Factory
+	red       *secret.Redactor
+
+	mu          sync.RWMutex
+	entries     map[string]*entry
+	order       []string // preference order for the default model
+	staticOrder []string // the environment's and config file's
+	defaultRef  string   // the config file's default_model
+	settingRef  string   // the console's default model (SetDefault)
+	secrets     []string
 }
+
+// Where a provider comes from.
+const (
+	SourceDemo     = "demo"
+	SourceEnv      = "env"
+	SourceConfig   = "config"
+	SourceDatabase = "database"
+)
 
 type entry struct {
 	name   string
+	source string
+	id     string         // the database's id, for SourceDatabase
 	cfg    ProviderConfig // APIKey cleared
 	hasKey bool
+	hint   string // the key masked (secret.Hint)
 	client Client
 	err    error // why the provider could not be built
 
@@ -68,22 +87,20 @@ const listTTL = 5 * time.Minute
 // environment. A provider that cannot be built (unknown type, bad URL)
 // stays listed with its error instead of failing the whole server.
 func New(f File, getenv func(string) string, factories map[string]Factory, demo Client) *Registry {
+	fromFile := f.Providers
 	f = f.FromEnv(getenv)
-	r := &Registry{entries: map[string]*entry{}, overrides: f.Models}
-	r.entries[DemoProvider] = &entry{name: DemoProvider, cfg: ProviderConfig{Type: TypeDemo, Models: []string{"demo"}}, client: demo}
+	r := &Registry{entries: map[string]*entry{}, overrides: f.Models, factories: factories}
+	r.entries[DemoProvider] = &entry{name: DemoProvider, source: SourceDemo, cfg: ProviderConfig{Type: TypeDemo, Models: []string{"demo"}}, client: demo}
 	for _, name := range f.providerNames() {
 		pc := f.Providers[name]
 		key := pc.apiKey(getenv)
 		if key != "" {
 			r.secrets = append(r.secrets, key)
 		}
-		shown := pc
-		shown.APIKey = ""
-		e := &entry{name: name, cfg: shown, hasKey: key != ""}
-		if fac, ok := factories[pc.Type]; !ok {
-			e.err = fmt.Errorf("provider type %q is not supported", pc.Type)
-		} else if e.client, e.err = fac(name, pc, key); e.err != nil {
-			e.err = fmt.Errorf("provider %s: %w", name, e.err)
+		e := r.build(name, pc, key)
+		e.source = SourceEnv
+		if _, ok := fromFile[name]; ok {
+			e.source = SourceConfig
 		}
 		r.entries[name] = e
 		r.order = append(r.order, name)
@@ -99,20 +116,111 @@ func New(f File, getenv func(string) string, factories map[string]Factory, demo 
 		return 2
 	}
 	slices.SortStableFunc(r.order, func(a, b string) int { return rank(a) - rank(b) })
+	r.staticOrder = slices.Clone(r.order)
 	r.defaultRef = strings.TrimSpace(f.DefaultModel)
 	r.red = secret.NewRedactor(r.secrets...)
 	return r
 }
 
-// Secrets are the API keys in use, for redaction.
-func (r *Registry) Secrets() []string { return slices.Clone(r.secrets) }
+// build makes the entry of one provider; a failure is kept on it.
+func (r *Registry) build(name string, pc ProviderConfig, key string) *entry {
+	shown := pc
+	shown.APIKey = ""
+	e := &entry{name: name, cfg: shown, hasKey: key != "", hint: secret.Hint(key)}
+	if fac, ok := r.factories[pc.Type]; !ok {
+		e.err = fmt.Errorf("provider type %q is not supported", pc.Type)
+	} else if e.client, e.err = fac(name, pc, key); e.err != nil {
+		e.err = fmt.Errorf("provider %s: %w", name, e.err)
+	}
+	return e
+}
+
+// Stored is a provider kept in the database, its key opened.
+type Stored struct {
+	ID     string
+	Name   string
+	Config ProviderConfig
+	APIKey string
+}
+
+// SetStored replaces the database's providers (the enabled ones) with
+// defs, for runs resolved from now on; runs already under way keep the
+// client they resolved. A name the environment or config file already
+// uses is skipped: those sources win, as they are what the operator
+// fixed outside the console.
+func (r *Registry) SetStored(defs []Stored) {
+	built := make([]*entry, 0, len(defs))
+	for _, d := range defs {
+		e := r.build(d.Name, d.Config, d.APIKey)
+		e.source, e.id = SourceDatabase, d.ID
+		built = append(built, e)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for n, e := range r.entries {
+		if e.source == SourceDatabase {
+			delete(r.entries, n)
+		}
+	}
+	r.order = slices.Clone(r.staticOrder)
+	for i, e := range built {
+		if _, taken := r.entries[e.name]; taken {
+			continue
+		}
+		r.entries[e.name] = e
+		r.order = append(r.order, e.name)
+		if k := defs[i].APIKey; k != "" && !slices.Contains(r.secrets, k) {
+			r.secrets = append(r.secrets, k)
+		}
+	}
+	r.red = secret.NewRedactor(r.secrets...)
+}
+
+// SetDefault sets the console's default model ("" for none). The config
+// file's default_model, when set, still wins: it is read-only here.
+func (r *Registry) SetDefault(ref string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.settingRef = strings.TrimSpace(ref)
+}
+
+// ConfigDefault is the config file's default model ("" when it sets
+// none), shown as a read-only override of the console's.
+func (r *Registry) ConfigDefault() string { return r.defaultRef }
+
+// Source says where the named provider comes from ("" if unknown).
+func (r *Registry) Source(name string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if e, ok := r.entries[name]; ok {
+		return e.source
+	}
+	return ""
+}
+
+// Secrets are the API keys in use (every key SetStored has seen
+// included), for redaction.
+func (r *Registry) Secrets() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.secrets)
+}
 
 // Default is the model a run gets when neither its message nor its
 // session names one: the configured default, else the first usable
 // provider's default model, else the demo model.
 func (r *Registry) Default() string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.defaultLocked()
+}
+
+func (r *Registry) defaultLocked() string {
 	if r.defaultRef != "" {
 		return r.defaultRef
+	}
+	if r.settingRef != "" {
+		return r.settingRef
 	}
 	for _, n := range r.order {
 		if e := r.entries[n]; e.err == nil {
@@ -126,7 +234,11 @@ func (r *Registry) Default() string {
 }
 
 // DemoOnly reports whether no real provider is configured.
-func (r *Registry) DemoOnly() bool { return len(r.order) == 0 }
+func (r *Registry) DemoOnly() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.order) == 0
+}
 
 // ErrUnknownModel is returned for a model reference no provider serves.
 var ErrUnknownModel = errors.New("unknown model")
@@ -147,24 +259,9 @@ func (r *Registry) Peek(ref string) (Resolved, error) {
 }
 
 func (r *Registry) resolve(ctx context.Context, ref string, ask bool) (Resolved, error) {
-	ref = strings.TrimSpace(ref)
-	if ref == "" {
-		ref = r.Default()
-	}
-	name, model, hasSlash := strings.Cut(ref, "/")
-	e, ok := r.entries[name]
-	switch {
-	case ok && hasSlash:
-	case ok:
-		model = ""
-	default:
-		// A bare model name ("gpt-4.1", "llama3.2:3b").
-		model = ref
-		e = r.owner(ref)
-		if e == nil {
-			return Resolved{}, fmt.Errorf("%w %q: no configured provider serves it (use provider/model; providers: %s)",
-				ErrUnknownModel, ref, strings.Join(r.names(), ", "))
-		}
+	e, model, err := r.find(ref)
+	if err != nil {
+		return Resolved{}, err
 	}
 	if e.err != nil {
 		return Resolved{}, e.err
@@ -188,6 +285,33 @@ func (r *Registry) resolve(ctx context.Context, ref string, ask bool) (Resolved,
 		}
 	}
 	return Resolved{Provider: e.client, ProviderName: e.name, Model: model, Info: r.Info(e.name, model)}, nil
+}
+
+// find picks the entry a reference names, under the read lock; what
+// follows may ask a server, so it runs without the lock.
+func (r *Registry) find(ref string) (*entry, string, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		ref = r.defaultLocked()
+	}
+	name, model, hasSlash := strings.Cut(ref, "/")
+	e, ok := r.entries[name]
+	switch {
+	case ok && hasSlash:
+	case ok:
+		model = ""
+	default:
+		// A bare model name ("gpt-4.1", "llama3.2:3b").
+		model = ref
+		e = r.owner(ref)
+		if e == nil {
+			return nil, "", fmt.Errorf("%w %q: no configured provider serves it (use provider/model; providers: %s)",
+				ErrUnknownModel, ref, strings.Join(r.names(), ", "))
+		}
+	}
+	return e, model, nil
 }
 
 // AcceptsImages reports whether the model ref names (as a run would
@@ -228,7 +352,7 @@ func (r *Registry) owner(model string) *entry {
 		}
 	}
 	if len(r.order) > 0 {
-		def, _, _ := strings.Cut(r.Default(), "/")
+		def, _, _ := strings.Cut(r.defaultLocked(), "/")
 		return r.entries[def]
 	}
 	return nil
@@ -301,6 +425,8 @@ func (r *Registry) names() []string {
 // is set.
 type ProviderView struct {
 	Name    string      `json:"name"`
+	Source  string      `json:"source"`       // env, config, database or demo
+	ID      string      `json:"id,omitempty"` // a database provider's id
 	Type    string      `json:"type"`
 	BaseURL string      `json:"base_url,omitempty"`
 	HasKey  bool        `json:"has_key"`
@@ -330,21 +456,30 @@ type Pricing struct {
 // configured model list are asked (cached); a failure shows as the
 // provider's error rather than failing the list.
 func (r *Registry) List(ctx context.Context) []ProviderView {
-	def := r.Default()
-	out := make([]ProviderView, 0, len(r.entries))
-	for _, n := range r.names() {
-		e := r.entries[n]
+	r.mu.RLock()
+	def := r.defaultLocked()
+	names := r.names()
+	entries := make([]*entry, len(names))
+	for i, n := range names {
+		entries[i] = r.entries[n]
+	}
+	red := r.red
+	r.mu.RUnlock()
+	out := make([]ProviderView, 0, len(entries))
+	for _, e := range entries {
+		n := e.name
 		// Models is always a list, empty when the provider failed: a
 		// client iterating it must not meet null.
-		v := ProviderView{Name: n, Type: e.cfg.Type, BaseURL: displayURL(e.cfg.BaseURL), HasKey: e.hasKey, Demo: n == DemoProvider, Models: []ModelView{}}
+		v := ProviderView{Name: n, Source: e.source, ID: e.id, Type: e.cfg.Type, BaseURL: displayURL(e.cfg.BaseURL), HasKey: e.hasKey,
+			Demo: n == DemoProvider, Models: []ModelView{}}
 		if e.err != nil {
-			v.Error = r.red.String(e.err.Error())
+			v.Error = red.String(e.err.Error())
 			out = append(out, v)
 			continue
 		}
 		ms, err := e.models(ctx)
 		if err != nil {
-			v.Error = r.red.String(err.Error())
+			v.Error = red.String(err.Error())
 		}
 		if sd := e.staticDefault(); sd != "" && !slices.Contains(ms, sd) {
 			ms = append([]string{sd}, ms...)
@@ -362,6 +497,39 @@ func (r *Registry) List(ctx context.Context) []ProviderView {
 			v.Models = append(v.Models, mv)
 		}
 		out = append(out, v)
+	}
+	return out
+}
+
+// Described is a provider as configured, without asking its server.
+type Described struct {
+	Name         string
+	Source       string
+	ID           string
+	Type         string
+	BaseURL      string // credentials removed
+	HasKey       bool
+	KeyHint      string // the key masked, "" for short keys
+	DefaultModel string
+	Models       []string
+	Error        string
+}
+
+// Describe lists the providers of the environment, the config file and
+// the database (those SetStored was given), in preference order, without
+// the demo model and without asking any server.
+func (r *Registry) Describe() []Described {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Described, 0, len(r.order))
+	for _, n := range r.order {
+		e := r.entries[n]
+		d := Described{Name: n, Source: e.source, ID: e.id, Type: e.cfg.Type, BaseURL: displayURL(e.cfg.BaseURL), HasKey: e.hasKey,
+			KeyHint: e.hint, DefaultModel: e.cfg.DefaultModel, Models: slices.Clone(e.cfg.Models)}
+		if e.err != nil {
+			d.Error = r.red.String(e.err.Error())
+		}
+		out = append(out, d)
 	}
 	return out
 }

@@ -280,8 +280,8 @@ func (h *host) request(ctx context.Context, kind, toolCallID string, prompt func
 		now := time.Now().UTC()
 		q = store.Request{ID: id.New("req"), RunID: h.run.ID, SessionID: h.run.SessionID, Kind: kind,
 			ToolCallID: toolCallID, CreatedAt: now}
-		if h.r.cfg.ApprovalTTL > 0 {
-			q.ExpiresAt = now.Add(h.r.cfg.ApprovalTTL)
+		if ttl := h.r.approvalTTL(); ttl > 0 {
+			q.ExpiresAt = now.Add(ttl)
 		}
 		p := prompt(q.ID, q.ExpiresAt)
 		if err := h.r.w.Do(ctx, func(tx store.Tx) error { return control.Ask(ctx, tx, h.r.id, q, p) }); err != nil {

@@ -97,7 +97,7 @@ func (r *Runner) approvalMode(p store.Profile, ok bool) policy.Mode {
 	if ok && p.ApprovalMode != "" {
 		return policy.Mode(p.ApprovalMode)
 	}
-	return policy.Mode(r.cfg.ApprovalMode)
+	return policy.Mode(r.defaultApprovalMode())
 }
 
 // profileTools narrows tools to the profile's enabled ones (none listed:

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/agent"
@@ -107,6 +108,36 @@ type Runner struct {
 	mu     sync.Mutex
 	active map[string]*active
 	wg     sync.WaitGroup
+
+	// policy is the console's approval mode and timeout (issue 16,
+	// h16-providers; SetPolicy), nil until set: cfg's then.
+	policy atomic.Pointer[Policy]
+}
+
+// Policy is the approval mode of runs whose session sets none, and how
+// long a person's answer is awaited (0: for ever).
+type Policy struct {
+	ApprovalMode string
+	ApprovalTTL  time.Duration
+}
+
+// SetPolicy changes the approval defaults for the runs' next steps, as
+// the console's settings change.
+func (r *Runner) SetPolicy(p Policy) { r.policy.Store(&p) }
+
+// defaultApprovalMode is the mode of a run whose profile names none.
+func (r *Runner) defaultApprovalMode() string {
+	if p := r.policy.Load(); p != nil && p.ApprovalMode != "" {
+		return p.ApprovalMode
+	}
+	return r.cfg.ApprovalMode
+}
+
+func (r *Runner) approvalTTL() time.Duration {
+	if p := r.policy.Load(); p != nil {
+		return p.ApprovalTTL
+	}
+	return r.cfg.ApprovalTTL
 }
 
 // active is a run being executed.

@@ -12,7 +12,7 @@ import (
 // returned as it is, byte for byte; one that does is encoded again (object
 // keys then come sorted). Invalid JSON is redacted as text.
 func (r *Redactor) JSON(b []byte) []byte {
-	if r == nil || len(r.secrets) == 0 {
+	if r == nil || r.empty() {
 		return b
 	}
 	s := string(b)

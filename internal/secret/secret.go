@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Mask replaces a secret.
@@ -29,8 +30,12 @@ const Mask = "[redacted]"
 // every message.
 const minLen = 8
 
-// Redactor replaces known secrets. The zero value redacts nothing.
+// Redactor replaces known secrets. The zero value redacts nothing. Safe
+// for concurrent use: secrets learnt while the server runs (a provider key
+// added in the console) are added to the one redactor every log line and
+// output already passes through.
 type Redactor struct {
+	mu      sync.RWMutex
 	secrets []string // longest first, so a secret containing another is replaced whole
 }
 
@@ -38,13 +43,28 @@ type Redactor struct {
 // ignored.
 func NewRedactor(secrets ...string) *Redactor {
 	r := &Redactor{}
+	r.Add(secrets...)
+	return r
+}
+
+// Add redacts more secrets from now on; short and empty values are
+// ignored. Secrets are never removed: a key replaced in the console may
+// still sit in text written before.
+func (r *Redactor) Add(secrets ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, s := range secrets {
 		if len(s) >= minLen && !slices.Contains(r.secrets, s) {
 			r.secrets = append(r.secrets, s)
 		}
 	}
 	slices.SortFunc(r.secrets, func(a, b string) int { return len(b) - len(a) })
-	return r
+}
+
+func (r *Redactor) empty() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.secrets) == 0
 }
 
 // String returns s with every secret replaced by Mask.
@@ -52,6 +72,8 @@ func (r *Redactor) String(s string) string {
 	if r == nil {
 		return s
 	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	for _, sec := range r.secrets {
 		if strings.Contains(s, sec) {
 			s = strings.ReplaceAll(s, sec, Mask)
@@ -62,7 +84,7 @@ func (r *Redactor) String(s string) string {
 
 // Handler wraps h so that messages and attribute values are redacted.
 func (r *Redactor) Handler(h slog.Handler) slog.Handler {
-	if r == nil || len(r.secrets) == 0 {
+	if r == nil {
 		return h
 	}
 	return &handler{next: h, r: r}

@@ -51,3 +51,20 @@ func TestHandlerRedactsEverything(t *testing.T) {
 		t.Errorf("non-string attributes changed: %s", out)
 	}
 }
+
+func TestRedactorAdd(t *testing.T) {
+	var buf bytes.Buffer
+	r := NewRedactor()
+	log := slog.New(r.Handler(slog.NewTextHandler(&buf, nil)))
+	r.Add("sk-added-later-0123456789", "short")
+	log.Info("calling with sk-added-later-0123456789")
+	if strings.Contains(buf.String(), "sk-added-later") {
+		t.Fatalf("a secret added after the handler was made reached the log: %s", buf.String())
+	}
+	if got := r.String("short"); got != "short" {
+		t.Fatalf("a short value was redacted: %q", got)
+	}
+	if got := string(r.JSON([]byte(`{"k":"sk-added-later-0123456789"}`))); strings.Contains(got, "sk-added") {
+		t.Fatalf("JSON = %s", got)
+	}
+}

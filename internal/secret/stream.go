@@ -46,6 +46,8 @@ func (r *Redactor) partialSuffix(s string) int {
 	if r == nil {
 		return 0
 	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	best := 0
 	for _, sec := range r.secrets {
 		for k := min(len(sec)-1, len(s)); k > best; k-- {

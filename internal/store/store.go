@@ -272,6 +272,37 @@ type Project struct {
 	UpdatedAt    time.Time
 }
 
+// Provider is a model provider added in the console (issue 16); the
+// environment's and config.json's are not stored. APIKeySealed is the key
+// sealed by internal/secretbox, never the key; APIKeyHint its masked form
+// ("sk-…4f2a", "" for short keys), so lists need no key to show it.
+// Names are unique regardless of case (NameKey).
+type Provider struct {
+	ID           string
+	Name         string
+	Kind         string // openai | anthropic
+	BaseURL      string
+	APIKeySealed string
+	APIKeyHint   string
+	DefaultModel string
+	Models       []string // empty: ask the server
+	// HeadersSealed are extra HTTP headers sent to the provider, a JSON
+	// object sealed like the key (values may be credentials);
+	// HeaderNames their names, for display.
+	HeadersSealed string
+	HeaderNames   []string
+	Enabled       bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// Setting is one console setting: a key and its JSON value.
+type Setting struct {
+	Key       string
+	Value     string // JSON
+	UpdatedAt time.Time
+}
+
 // EventQuery selects events in ID order.
 type EventQuery struct {
 	SessionID string // optional
@@ -379,6 +410,15 @@ type Reader interface {
 	// UsageByBucket). It outlives a session's delete. An unknown GroupBy is
 	// an error.
 	Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error)
+	// Providers and settings (issue 16, h16-providers).
+	// GetProvider finds a provider kept in the database; ErrNotFound if
+	// none.
+	GetProvider(ctx context.Context, id string) (Provider, error)
+	// ListProviders lists the database's providers by name (NameKey), then
+	// id.
+	ListProviders(ctx context.Context) ([]Provider, error)
+	// ListSettings lists every stored setting by key.
+	ListSettings(ctx context.Context) ([]Setting, error)
 }
 
 // Tx is one transaction's view: reads see its own writes.
@@ -493,6 +533,17 @@ type Tx interface {
 	// DeleteProfile marks a live profile deleted at at (and no longer the
 	// default); sessions and projects keep naming it.
 	DeleteProfile(ctx context.Context, id string, at time.Time) error
+	// Providers and settings (issue 16, h16-providers). A provider name
+	// taken regardless of case is ErrConflict; an unknown id ErrNotFound.
+	InsertProvider(ctx context.Context, p Provider) error
+	// UpdateProvider writes every field of p but ID and CreatedAt.
+	UpdateProvider(ctx context.Context, p Provider) error
+	DeleteProvider(ctx context.Context, id string) error
+	// PutSetting writes a setting, replacing its value; DeleteSetting
+	// removes it (a key never set is no error: the default is back
+	// either way).
+	PutSetting(ctx context.Context, s Setting) error
+	DeleteSetting(ctx context.Context, key string) error
 }
 
 // Append is one draft to append under a fence, as Tx.AppendEvents would

@@ -18,6 +18,7 @@ import "./settings/settings.css";
 import "./settings/profiles.css";
 import "./settings/ops.css";
 import "./settings/usage.css";
+import "./settings/providers.css";
 
 const store = createStore();
 render(

@@ -83,6 +83,9 @@ func Run(t *testing.T, open Open) {
 		// Usage and cost (issue 16, h16-usage).
 		{"Usage", testUsage},
 		{"SearchFilters", testSearchFilters},
+		// Providers and settings (issue 16, h16-providers).
+		{"ProvidersCRUD", testProvidersCRUD},
+		{"Settings", testSettings},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -12,6 +12,9 @@ import { ProcessesPage } from "./Processes";
 import { LogsPage } from "./Logs";
 // Usage and cost (issue 16, h16-usage).
 import { UsagePage } from "./Usage";
+// Providers and settings (issue 16, h16-providers).
+import { GeneralPage } from "./General";
+import { ProvidersPage } from "./Providers";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -50,5 +53,15 @@ export const sections: SettingsSection[] = [
   {
     id: "usage", title: "Usage", blurb: "Tokens and cost by day, model, session",
     shown: (s) => s.account.permissions.value.read, component: UsagePage,
+  },
+  // Providers and settings (issue 16, h16-providers): everyone may read
+  // them; only an admin changes them.
+  {
+    id: "providers", title: "Providers", blurb: "Model endpoints and API keys",
+    shown: (s) => s.account.permissions.value.read, component: ProvidersPage,
+  },
+  {
+    id: "general", title: "General", blurb: "Default model, approvals, retries",
+    shown: (s) => s.account.permissions.value.read, component: GeneralPage,
   },
 ];

@@ -105,6 +105,7 @@ export function createStore(): Store & StoreInternals {
   const connection = signal<Connection>("connecting");
   const toast = signal<ActionError | null>(null);
   const notify = signal(notifyState());
+  let notifyPrefs = { approvals: true, questions: true };
   const auth = signal<AuthPrompt | null>(null);
   // next_cursor of the deepest sessions page loaded ("" = none left).
   const sessionsNext = signal("");
@@ -264,7 +265,8 @@ export function createStore(): Store & StoreInternals {
           };
           pending.value = [...pending.peek(), req];
           // Only someone who may answer is called for.
-          if (fresh && account.permissions.peek().operate && (document.hidden || ev.session_id !== activeId.peek())) {
+          const wanted = ev.type === "approval.requested" ? notifyPrefs.approvals : notifyPrefs.questions;
+          if (fresh && wanted && account.permissions.peek().operate && (document.hidden || ev.session_id !== activeId.peek())) {
             showRequest(ev, titleOf(ev.session_id), () => selectSession(ev.session_id));
           }
         }
@@ -833,6 +835,11 @@ export function createStore(): Store & StoreInternals {
   /** Loads meta, commands, models, lists and the session in the address
    * bar, then opens the stream: at start, and again with a new token. */
   const boot = () => {
+    // What the console's settings say to notify of (issue 16,
+    // h16-providers); both stay on when the server keeps no settings.
+    void api.get<{ effective: { notifications: { approvals: boolean; questions: boolean } } }>("/api/settings").then((r) => {
+      if (r.ok && r.value.effective?.notifications) notifyPrefs = r.value.effective.notifications;
+    });
     // The debug hooks appear once the version is known, so a test that
     // waits for them can read all of them.
     void api.get<Meta>("/api/meta").then((r) => {
