@@ -103,9 +103,9 @@ func (s *Service) queue(ctx context.Context, tx store.Tx, v versionsView, q even
 	if q.Model == "" {
 		q.Model = v.sess.Model
 	}
-	now := time.Now().UTC()
+	now, retry := time.Now().UTC(), s.retryPolicy()
 	r := store.Run{ID: id.New("run"), SessionID: v.sess.ID, Status: run.Queued, Input: q.Input, Model: q.Model, CreatedAt: now,
-		MaxRetries: s.retry.Max, RetryBackoff: s.retry.Backoff}
+		MaxRetries: retry.Max, RetryBackoff: retry.Backoff}
 	if err := tx.InsertRun(ctx, r); err != nil {
 		return store.Run{}, err
 	}
