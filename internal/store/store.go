@@ -373,6 +373,14 @@ type Reader interface {
 	ListProfiles(ctx context.Context) ([]Profile, error)
 	// DefaultProfile finds the live default profile; ErrNotFound if none.
 	DefaultProfile(ctx context.Context) (Profile, error)
+
+	// Skills per profile (h16-skills). ProfileSkills lists the names of
+	// the skills a profile enables, sorted (nil: none listed, which means
+	// every skill); a profile never given any, or unknown, has none.
+	ProfileSkills(ctx context.Context, profileID string) ([]string, error)
+	// SkillProfiles maps each skill name some live profile enables to
+	// those profiles' ids, sorted.
+	SkillProfiles(ctx context.Context) (map[string][]string, error)
 }
 
 // Tx is one transaction's view: reads see its own writes.
@@ -487,6 +495,12 @@ type Tx interface {
 	// DeleteProfile marks a live profile deleted at at (and no longer the
 	// default); sessions and projects keep naming it.
 	DeleteProfile(ctx context.Context, id string, at time.Time) error
+
+	// Skills per profile (h16-skills). SetProfileSkills replaces the set
+	// of skill names a live profile enables (empty: every skill); an
+	// unknown or deleted profile is ErrNotFound. Names are stored as given
+	// (duplicates once): the caller checks them.
+	SetProfileSkills(ctx context.Context, profileID string, names []string) error
 }
 
 // Append is one draft to append under a fence, as Tx.AppendEvents would
