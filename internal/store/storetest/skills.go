@@ -48,7 +48,9 @@ func testProfileSkills(t *testing.T, open Open) {
 	}
 
 	// Sorted, duplicates once; setting replaces.
-	write(t, db, func(tx store.Tx) error { return tx.SetProfileSkills(ctx, "pa", []string{"zeta", "pdf", "zeta", "alpha"}) })
+	write(t, db, func(tx store.Tx) error {
+		return tx.SetProfileSkills(ctx, "pa", []string{"zeta", "pdf", "zeta", "alpha"})
+	})
 	write(t, db, func(tx store.Tx) error { return tx.SetProfileSkills(ctx, "pb", []string{"pdf"}) })
 	if got, want := get("pa"), []string{"alpha", "pdf", "zeta"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("pa = %q, want %q", got, want)
