@@ -98,6 +98,9 @@ type Loaded struct {
 // concurrent use.
 type Library struct {
 	dirs []string
+	// only, when not nil, limits the skills listed and loaded to these
+	// names (a profile's enabled skills).
+	only map[string]bool
 }
 
 // New returns a library over dirs, in precedence order. Directories that
@@ -114,6 +117,19 @@ func New(dirs ...string) *Library {
 		l.dirs = append(l.dirs, filepath.Clean(d))
 	}
 	return l
+}
+
+// Only returns a view of l that lists and loads only the named skills;
+// with no names it is l itself (every skill).
+func (l *Library) Only(names ...string) *Library {
+	if len(names) == 0 {
+		return l
+	}
+	only := make(map[string]bool, len(names))
+	for _, n := range names {
+		only[n] = true
+	}
+	return &Library{dirs: l.dirs, only: only}
 }
 
 // Dirs returns the library's directories in precedence order.
@@ -134,6 +150,9 @@ func (l *Library) List() ([]Skill, error) {
 			errs = append(errs, err)
 		}
 		for _, s := range found {
+			if l.only != nil && !l.only[s.Name] {
+				continue
+			}
 			if i, dup := index[s.Name]; dup {
 				out[i].Shadowed = append(out[i].Shadowed, s.Path)
 				continue

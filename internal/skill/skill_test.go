@@ -179,3 +179,25 @@ func TestNewCleansDirs(t *testing.T) {
 		t.Errorf("Dirs = %q", got)
 	}
 }
+
+func TestOnly(t *testing.T) {
+	root := tree(t, map[string]string{
+		"a/SKILL.md": skillMD("a", "A", ""),
+		"b/SKILL.md": skillMD("b", "B", "b body"),
+	})
+	lib := New(root)
+	if lib.Only() != lib {
+		t.Error("Only() is not the library itself")
+	}
+	only := lib.Only("b", "gone")
+	skills, err := only.List()
+	if err != nil || len(skills) != 1 || skills[0].Name != "b" {
+		t.Fatalf("List = %+v, %v", skills, err)
+	}
+	if _, err := only.Load("a"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Load of a skill left out: %v", err)
+	}
+	if l, err := only.Load("b"); err != nil || l.Body != "b body" {
+		t.Errorf("Load(b) = %+v, %v", l, err)
+	}
+}
