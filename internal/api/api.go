@@ -29,6 +29,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/secret"
+	"github.com/caduceus-dev/caduceus/internal/skill"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/terminal"
 )
@@ -114,6 +115,10 @@ type Options struct {
 	// Logs keeps the server's latest log lines; nil answers GET /api/logs
 	// 503 logs_unavailable.
 	Logs *logring.Buffer
+
+	// Skills (h16-skills) is the skills directory the console lists and
+	// changes; nil answers the skills routes 503 skills_unavailable.
+	Skills *skill.Dir
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -315,6 +320,15 @@ func (a *API) routes() []route {
 		{"POST /api/processes/{id}/kill", a.killProcess},
 		{"GET /api/logs", a.listLogs},
 		{"GET /api/runs/{id}/journal", a.runJournal},
+		// Skills (h16-skills, skills.go).
+		{"GET /api/skills", a.listSkills},
+		{"POST /api/skills", a.createSkill},
+		{skillsInstallPattern, a.installSkill},
+		{"GET /api/skills/{name}", a.getSkill},
+		{"PUT /api/skills/{name}", a.putSkill},
+		{"DELETE /api/skills/{name}", a.deleteSkill},
+		{"GET /api/profiles/{id}/skills", a.getProfileSkills},
+		{"PUT /api/profiles/{id}/skills", a.putProfileSkills},
 	}
 }
 
