@@ -10,6 +10,7 @@ import { UsersPage } from "../shell/Users";
 import { ProfilesPage } from "./Profiles";
 import { ProcessesPage } from "./Processes";
 import { LogsPage } from "./Logs";
+import { SkillsPage } from "./Skills";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -43,5 +44,10 @@ export const sections: SettingsSection[] = [
   {
     id: "logs", title: "Logs", blurb: "The server's log, live",
     shown: (s) => s.account.permissions.value.admin, component: LogsPage,
+  },
+  // Skills (h16-skills): everyone who reads sees them; admins change them.
+  {
+    id: "skills", title: "Skills", blurb: "Instructions the agent loads",
+    shown: (s) => s.account.permissions.value.read, component: SkillsPage,
   },
 ];
