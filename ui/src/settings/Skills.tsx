@@ -252,7 +252,7 @@ function SkillReader({ name, admin, profiles, all, onEdit, onProfiles }: {
           <legend class="field-label">Offered to</legend>
           <div class="prf-tools">
             {profiles.map((p) => (
-              <label key={p.profile.id} class="prf-tool" title={p.skills.length === 0 ? "This profile enables no skill in particular: every skill" : undefined}>
+              <label key={p.profile.id} class="prf-tool skl-profile" title={p.skills.length === 0 ? "This profile enables no skill in particular: every skill" : undefined}>
                 <input type="checkbox" data-testid="skill-profile-toggle" data-profile={p.profile.name} disabled={!admin}
                   checked={p.skills.length === 0 || p.skills.includes(name)}
                   onChange={(e) => void toggle(p, e.currentTarget.checked)} />
