@@ -29,6 +29,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/secret"
+	"github.com/caduceus-dev/caduceus/internal/skill"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/terminal"
 )
@@ -117,6 +118,10 @@ type Options struct {
 	// Settings: providers and settings (issue 16, h16-providers); nil
 	// answers those routes 503 settings_unavailable.
 	Settings Settings
+
+	// Skills (h16-skills) is the skills directory the console lists and
+	// changes; nil answers the skills routes 503 skills_unavailable.
+	Skills *skill.Dir
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -329,6 +334,15 @@ func (a *API) routes() []route {
 		{"POST /api/providers/{id}/test", a.testProvider},
 		{"GET /api/settings", a.getSettings},
 		{"PATCH /api/settings", a.patchSettings},
+		// Skills (h16-skills, skills.go).
+		{"GET /api/skills", a.listSkills},
+		{"POST /api/skills", a.createSkill},
+		{skillsInstallPattern, a.installSkill},
+		{"GET /api/skills/{name}", a.getSkill},
+		{"PUT /api/skills/{name}", a.putSkill},
+		{"DELETE /api/skills/{name}", a.deleteSkill},
+		{"GET /api/profiles/{id}/skills", a.getProfileSkills},
+		{"PUT /api/profiles/{id}/skills", a.putProfileSkills},
 	}
 }
 

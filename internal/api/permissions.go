@@ -170,6 +170,16 @@ var routePerms = map[string]perm{
 	"POST /api/providers/{id}/test": permAdmin,
 	"GET /api/settings":             permRead,
 	"PATCH /api/settings":           permAdmin,
+	// Skills (h16-skills): a skill is instructions the agent follows, so
+	// changing skills, or which ones a profile enables, is an admin's.
+	"GET /api/skills":               permRead,
+	"POST /api/skills":              permAdmin,
+	"POST /api/skills/install":      permAdmin,
+	"GET /api/skills/{name}":        permRead,
+	"PUT /api/skills/{name}":        permAdmin,
+	"DELETE /api/skills/{name}":     permAdmin,
+	"GET /api/profiles/{id}/skills": permRead,
+	"PUT /api/profiles/{id}/skills": permAdmin,
 }
 
 // permitted checks the request's principal against the route's entry and

@@ -18,6 +18,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
+	"github.com/caduceus-dev/caduceus/internal/skill"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/workspace"
 )
@@ -94,13 +95,16 @@ func BodyLimit(limits UploadLimits) func(*http.Request) int64 {
 	limits = limits.withDefaults()
 	mux := http.NewServeMux()
 	mux.Handle(uploadsPattern, http.NotFoundHandler())
-	mux.Handle(importPattern, http.NotFoundHandler()) // issue 15, import
+	mux.Handle(importPattern, http.NotFoundHandler())        // issue 15, import
+	mux.Handle(skillsInstallPattern, http.NotFoundHandler()) // h16-skills
 	return func(r *http.Request) int64 {
 		switch _, p := mux.Handler(r); p {
 		case uploadsPattern:
 			return limits.MaxRequestBytes
 		case importPattern:
 			return MaxImportBytes
+		case skillsInstallPattern: // h16-skills
+			return skill.MaxInstallRequestBytes
 		}
 		return 0
 	}

@@ -205,10 +205,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	} else {
 		chg = changes.New(cp, st, a.w, cfg.CheckpointMaxBytes, log)
 	}
+	// The skills the agent reads and the console changes (h16-skills).
+	skills := skill.NewDir(filepath.Join(cfg.DataDir, "skills"))
 	if cfg.Runner != config.RunnerNone {
 		mem := memory.New(filepath.Join(cfg.DataDir, "memory"))
 		a.procs = tool.NewProcessTable(0, 0, procReg)
-		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
+		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs})
 		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
 			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg),
 			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg)},
@@ -254,7 +256,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
 		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),
 		Tools: toolSpecs, Processes: consoleProcesses(a.procs), ProcessRecords: consoleRecords(procReg), Logs: logs,
-		Settings: a.settings}, log)
+		Settings: a.settings, Skills: skills}, log)
 	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)
 

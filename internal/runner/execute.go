@@ -128,6 +128,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 		return agent.Result{}, err
 	}
 	tools = profileTools(tools, prof, hasProf)
+	tools = r.profileSkills(ctx, tools, prof, hasProf)
 	loop := agent.Loop{Provider: m.Provider, Tools: tools, Model: m.Model,
 		System:    r.systemPrompt(ctx) + profilePrompt(prof, hasProf) + r.projectPrompt(ctx, sess),
 		Workspace: sess.Workspace, SessionID: sess.ID, RunID: claimed.ID, MaxTurns: r.cfg.MaxTurns,

@@ -116,6 +116,21 @@ func profileTools(tools *tool.Registry, p store.Profile, ok bool) *tool.Registry
 	return tools.Without(drop...)
 }
 
+// profileSkills limits the skills tool to the skills the profile enables
+// (h16-skills; none listed: all). A store error is logged and takes the
+// skills tool out of the run rather than offer skills the operator left out.
+func (r *Runner) profileSkills(ctx context.Context, tools *tool.Registry, p store.Profile, ok bool) *tool.Registry {
+	if tools == nil || !ok {
+		return tools
+	}
+	names, err := r.st.ProfileSkills(ctx, p.ID)
+	if err != nil {
+		r.log.Warn("reading the profile's skills; the run has no skills tool", "profile", p.ID, "err", err)
+		return tools.Without(tool.NameSkills)
+	}
+	return tools.OnlySkills(names)
+}
+
 // describe names the provider and model that will answer a run and the
 // session state it runs in (seed 004): the agent profile and a snapshot
 // of it, the approval mode and the reasoning level. It runs inside the

@@ -9,13 +9,15 @@
 //	---
 //	name: release
 //	description: How to cut a release of this project; use when asked to release or tag.
-//	version: 1.2
-//	tags: [git, ci]
+//	license: MIT
+//	metadata:
+//	  author: ops
 //	---
 //	# Releasing
 //	...
 //
-// and, optionally, other files the instructions refer to (scripts,
+// The directory's name must be the skill's name (the agentskills.io
+// format). And, optionally, other files the instructions refer to (scripts,
 // templates, references). A Library looks for skill directories directly
 // under each of its directories, e.g. <data-dir>/skills and
 // <workspace>/.caduceus/skills. When two skills share a name, the one in
@@ -63,11 +65,16 @@ type Skill struct {
 	Description string   `json:"description"`
 	Version     string   `json:"version,omitempty"`
 	Tags        []string `json:"tags,omitempty"`
+	// The optional fields of the agentskills format.
+	License       string            `json:"license,omitempty"`
+	Compatibility string            `json:"compatibility,omitempty"`
+	AllowedTools  []string          `json:"allowed_tools,omitempty"`
+	Metadata      map[string]string `json:"metadata,omitempty"`
 	// Path is the skill's directory.
 	Path string `json:"path"`
 	// Error says why the skill cannot be used (bad or missing front
-	// matter, unreadable SKILL.md). Name is then the directory's name
-	// unless the front matter gave a valid one.
+	// matter, a name other than the directory's, unreadable SKILL.md).
+	// Name is always the directory's name.
 	Error string `json:"error,omitempty"`
 	// Shadowed lists the directories of later skills with the same name,
 	// which this one hides.
@@ -91,6 +98,9 @@ type Loaded struct {
 // concurrent use.
 type Library struct {
 	dirs []string
+	// only, when not nil, limits the skills listed and loaded to these
+	// names (a profile's enabled skills).
+	only map[string]bool
 }
 
 // New returns a library over dirs, in precedence order. Directories that
@@ -107,6 +117,19 @@ func New(dirs ...string) *Library {
 		l.dirs = append(l.dirs, filepath.Clean(d))
 	}
 	return l
+}
+
+// Only returns a view of l that lists and loads only the named skills;
+// with no names it is l itself (every skill).
+func (l *Library) Only(names ...string) *Library {
+	if len(names) == 0 {
+		return l
+	}
+	only := make(map[string]bool, len(names))
+	for _, n := range names {
+		only[n] = true
+	}
+	return &Library{dirs: l.dirs, only: only}
 }
 
 // Dirs returns the library's directories in precedence order.
@@ -127,6 +150,9 @@ func (l *Library) List() ([]Skill, error) {
 			errs = append(errs, err)
 		}
 		for _, s := range found {
+			if l.only != nil && !l.only[s.Name] {
+				continue
+			}
 			if i, dup := index[s.Name]; dup {
 				out[i].Shadowed = append(out[i].Shadowed, s.Path)
 				continue
@@ -206,14 +232,25 @@ func describe(dir string) Skill {
 		return s
 	}
 	meta, _, err := Parse(content)
-	if meta.Name != "" {
-		s.Name = meta.Name
+	if err == nil {
+		err = MatchFolder(meta.Name, s.Name)
 	}
 	s.Description, s.Version, s.Tags = meta.Description, meta.Version, meta.Tags
+	s.License, s.Compatibility, s.AllowedTools, s.Metadata = meta.License, meta.Compatibility, meta.AllowedTools, meta.Metadata
 	if err != nil {
 		s.Error = strings.ReplaceAll(err.Error(), "\n", "; ")
 	}
 	return s
+}
+
+// MatchFolder checks the agentskills rule that a skill's name is its
+// folder's name. A mismatched skill is listed under its folder's name, so
+// two folders can never claim one name by accident.
+func MatchFolder(name, folder string) error {
+	if name != folder {
+		return fmt.Errorf("name %q does not match the skill's folder %q", name, folder)
+	}
+	return nil
 }
 
 func readSkillFile(dir string) (string, error) {

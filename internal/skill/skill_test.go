@@ -54,7 +54,7 @@ func TestListAndShadowing(t *testing.T) {
 	for _, s := range skills {
 		names = append(names, s.Name)
 	}
-	if want := []string{"alpha", "broken", "lint", "release", "zeta"}; !slices.Equal(names, want) {
+	if want := []string{"alpha", "broken", "lint", "release", "renamed-dir", "zeta"}; !slices.Equal(names, want) {
 		t.Fatalf("names = %q, want %q", names, want)
 	}
 	byName := func(n string) Skill {
@@ -68,8 +68,13 @@ func TestListAndShadowing(t *testing.T) {
 	if !slices.Equal(rel.Shadowed, []string{filepath.Join(ws, "release")}) {
 		t.Errorf("release shadowed = %q", rel.Shadowed)
 	}
-	if a := byName("alpha"); a.Path != filepath.Join(user, "renamed-dir") || len(a.Shadowed) != 1 {
+	// A skill whose name is not its folder's is listed, broken, under the
+	// folder's name, and shadows nothing.
+	if a := byName("alpha"); a.Path != filepath.Join(ws, "alpha") || a.Error != "" || a.Shadowed != nil {
 		t.Errorf("alpha = %+v", a)
+	}
+	if r := byName("renamed-dir"); !strings.Contains(r.Error, `name "alpha" does not match the skill's folder "renamed-dir"`) {
+		t.Errorf("renamed-dir = %+v", r)
 	}
 	if b := byName("broken"); !strings.Contains(b.Error, "does not start with front matter") || b.Path != filepath.Join(user, "broken") {
 		t.Errorf("broken = %+v", b)
@@ -172,5 +177,27 @@ func TestNewCleansDirs(t *testing.T) {
 	lib := New(d+"/./", "", d+"/x/..")
 	if got := lib.Dirs(); len(got) != 2 || got[0] != d || got[1] != d {
 		t.Errorf("Dirs = %q", got)
+	}
+}
+
+func TestOnly(t *testing.T) {
+	root := tree(t, map[string]string{
+		"a/SKILL.md": skillMD("a", "A", ""),
+		"b/SKILL.md": skillMD("b", "B", "b body"),
+	})
+	lib := New(root)
+	if lib.Only() != lib {
+		t.Error("Only() is not the library itself")
+	}
+	only := lib.Only("b", "gone")
+	skills, err := only.List()
+	if err != nil || len(skills) != 1 || skills[0].Name != "b" {
+		t.Fatalf("List = %+v, %v", skills, err)
+	}
+	if _, err := only.Load("a"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Load of a skill left out: %v", err)
+	}
+	if l, err := only.Load("b"); err != nil || l.Body != "b body" {
+		t.Errorf("Load(b) = %+v, %v", l, err)
 	}
 }

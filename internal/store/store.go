@@ -419,6 +419,14 @@ type Reader interface {
 	ListProviders(ctx context.Context) ([]Provider, error)
 	// ListSettings lists every stored setting by key.
 	ListSettings(ctx context.Context) ([]Setting, error)
+
+	// Skills per profile (h16-skills). ProfileSkills lists the names of
+	// the skills a profile enables, sorted (nil: none listed, which means
+	// every skill); a profile never given any, or unknown, has none.
+	ProfileSkills(ctx context.Context, profileID string) ([]string, error)
+	// SkillProfiles maps each skill name some live profile enables to
+	// those profiles' ids, sorted.
+	SkillProfiles(ctx context.Context) (map[string][]string, error)
 }
 
 // Tx is one transaction's view: reads see its own writes.
@@ -544,6 +552,12 @@ type Tx interface {
 	// either way).
 	PutSetting(ctx context.Context, s Setting) error
 	DeleteSetting(ctx context.Context, key string) error
+
+	// Skills per profile (h16-skills). SetProfileSkills replaces the set
+	// of skill names a live profile enables (empty: every skill); an
+	// unknown or deleted profile is ErrNotFound. Names are stored as given
+	// (duplicates once): the caller checks them.
+	SetProfileSkills(ctx context.Context, profileID string, names []string) error
 }
 
 // Append is one draft to append under a fence, as Tx.AppendEvents would

@@ -232,6 +232,25 @@ func (t skillsTool) available() string {
 	return "available: " + strings.Join(names, ", ")
 }
 
+// OnlySkills returns r with its skills tool limited to the named skills,
+// those a run's profile enables; with no names (a profile that enables
+// none, which means all) or no skills tool, r itself.
+func (r *Registry) OnlySkills(names []string) *Registry {
+	st, ok := r.tools[NameSkills].(skillsTool)
+	if !ok || st.lib == nil || len(names) == 0 {
+		return r
+	}
+	keep := make([]Tool, 0, len(r.names))
+	for _, n := range r.names {
+		if n == NameSkills {
+			keep = append(keep, skillsTool{lib: st.lib.Only(names...)})
+			continue
+		}
+		keep = append(keep, r.tools[n])
+	}
+	return NewRegistry(keep...)
+}
+
 // skillFile joins a workspace-relative directory and a file in it.
 func skillFile(dir, f string) string {
 	if dir == "." {

@@ -189,3 +189,27 @@ func TestMemoryAndSkillsSchemas(t *testing.T) {
 		}
 	}
 }
+
+// A profile's enabled skills narrow what list and load see; no names
+// leave every skill.
+func TestOnlySkills(t *testing.T) {
+	ws, _, tl := skillsFixture(t)
+	reg := NewRegistry(tl, NewTodo())
+	if reg.OnlySkills(nil) != reg {
+		t.Fatal("OnlySkills(nil) changed the registry")
+	}
+	only := reg.OnlySkills([]string{"lint", "missing"})
+	if !slices.Equal(only.Names(), reg.Names()) {
+		t.Fatalf("names = %q, want %q", only.Names(), reg.Names())
+	}
+	sk, _ := only.Get(NameSkills)
+	if res := call(t, sk, ws, `{"action": "list"}`); res.Output != "1 skill:\n- lint — Run the linters" {
+		t.Errorf("list = %q", res.Output)
+	}
+	if res := call(t, sk, ws, `{"action": "load", "name": "release"}`); !strings.Contains(res.Output, `no skill named "release"`) {
+		t.Errorf("load of a skill the profile leaves out = %q", res.Output)
+	}
+	if NewRegistry(NewTodo()).OnlySkills([]string{"x"}).Names()[0] != NameTodo {
+		t.Error("a registry without the skills tool changed")
+	}
+}

@@ -19,6 +19,7 @@ import "./settings/profiles.css";
 import "./settings/ops.css";
 import "./settings/usage.css";
 import "./settings/providers.css";
+import "./settings/skills.css"; // h16-skills
 
 const store = createStore();
 render(

@@ -86,6 +86,8 @@ func Run(t *testing.T, open Open) {
 		// Providers and settings (issue 16, h16-providers).
 		{"ProvidersCRUD", testProvidersCRUD},
 		{"Settings", testSettings},
+		// Skills per profile (issue 16, h16-skills).
+		{"ProfileSkills", testProfileSkills},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

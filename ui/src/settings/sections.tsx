@@ -15,6 +15,7 @@ import { UsagePage } from "./Usage";
 // Providers and settings (issue 16, h16-providers).
 import { GeneralPage } from "./General";
 import { ProvidersPage } from "./Providers";
+import { SkillsPage } from "./Skills";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -63,5 +64,10 @@ export const sections: SettingsSection[] = [
   {
     id: "general", title: "General", blurb: "Default model, approvals, retries",
     shown: (s) => s.account.permissions.value.read, component: GeneralPage,
+  },
+  // Skills (h16-skills): everyone who reads sees them; admins change them.
+  {
+    id: "skills", title: "Skills", blurb: "Instructions the agent loads",
+    shown: (s) => s.account.permissions.value.read, component: SkillsPage,
   },
 ];
