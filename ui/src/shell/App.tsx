@@ -10,6 +10,7 @@ import { useStore } from "../state/context";
 import { Transcript } from "../transcript/Transcript";
 import { PasswordDialog } from "./Account";
 import { Palette } from "./Palette";
+import { JournalDialog } from "../transcript/Journal";
 import { Composer } from "./Composer";
 import { GoalBar } from "./GoalBar";
 import { Header } from "./Header";
@@ -116,6 +117,7 @@ function Shell() {
         </>
       )}
       {view.paletteOpen.value && <Palette />}
+      {view.journalRun.value && <JournalDialog runId={view.journalRun.value} onClose={() => (view.journalRun.value = null)} />}
       {view.passwordOpen.value && <PasswordDialog />}
       <Toast />
       {store.auth.value && <TokenDialog />}

@@ -58,6 +58,8 @@ export interface ViewState {
   composerInsert: Signal<string | null>;
   /** The command palette (Ctrl/Cmd-K) is open. */
   paletteOpen: Signal<boolean>;
+  /** The run whose journal viewer is open (null: none). */
+  journalRun: Signal<string | null>;
   /** What narrows the message hits (kept in the address with the text). */
   searchFilters: Signal<SearchFilters>;
 }
@@ -107,6 +109,7 @@ export function createViewState(): ViewState {
     focusItem: signal<{ session: string; item: string } | null>(null),
     composerInsert: signal<string | null>(null),
     paletteOpen: signal(false),
+    journalRun: signal<string | null>(null),
     searchFilters: signal(readSearchAddress(location.search).filters),
   };
 }

@@ -3,32 +3,26 @@
 // from the run's end line in the transcript.
 
 import { useSignal } from "@preact/signals";
-import { createPortal } from "preact/compat";
 import { useEffect, useRef } from "preact/hooks";
 import { useStore } from "../state/context";
 import { trapFocus } from "../shell/Dialog";
+import { useView } from "../shell/view";
 import { copyText, type JournalEvent, type JournalPage } from "../settings/ops";
-import "../settings/ops.css";
 import { IconLayers } from "./icons";
 
-/** A message's or a run end's "View journal" button and the dialog it
- * opens. */
+/** A message's or a run end's "View journal" button. The dialog it opens
+ * is drawn by the shell (ViewState.journalRun), outside the transcript:
+ * a transcript item contains its content (CSS containment), which would
+ * clip a fixed dialog. */
 export function JournalButton({ runId, variant }: { runId: string; variant: "icon" | "text" }) {
-  const open = useSignal(false);
-  return (
-    <>
-      {variant === "icon" ? (
-        <button type="button" class="msg-copy" data-testid="view-journal" aria-label="View the run's journal" title="View the run's journal"
-          onClick={() => (open.value = true)}>
-          <IconLayers size={14} />
-        </button>
-      ) : (
-        <button type="button" class="btn btn-sm run-end-journal" data-testid="view-journal" onClick={() => (open.value = true)}>View journal</button>
-      )}
-      {/* In the document's body: a transcript item contains its
-          content (CSS containment), which would clip a fixed dialog. */}
-      {open.value && createPortal(<JournalDialog runId={runId} onClose={() => (open.value = false)} />, document.body)}
-    </>
+  const view = useView();
+  const open = () => (view.journalRun.value = runId);
+  return variant === "icon" ? (
+    <button type="button" class="msg-copy" data-testid="view-journal" aria-label="View the run's journal" title="View the run's journal" onClick={open}>
+      <IconLayers size={14} />
+    </button>
+  ) : (
+    <button type="button" class="btn btn-sm run-end-journal" data-testid="view-journal" onClick={open}>View journal</button>
   );
 }
 
