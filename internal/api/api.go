@@ -104,6 +104,10 @@ type Options struct {
 	// ones a profile may enable; nil lists none.
 	Tools []provider.ToolSpec
 
+	// ApprovalMode (h16-policy) is the server's default approval mode
+	// (--approval-mode), which a profile without its own takes.
+	ApprovalMode string
+
 	// The operator's console: processes and logs (h16-ops).
 	// Processes is the process table of a runner in this process; nil
 	// when runs execute in other processes.
@@ -315,6 +319,10 @@ func (a *API) routes() []route {
 		{"POST /api/processes/{id}/kill", a.killProcess},
 		{"GET /api/logs", a.listLogs},
 		{"GET /api/runs/{id}/journal", a.runJournal},
+		// The approval-policy page (h16-policy, approvals.go); rules are
+		// above.
+		{"GET /api/approvals/mode", a.approvalMode},
+		{"GET /api/approvals/decisions", a.listDecisions},
 	}
 }
 

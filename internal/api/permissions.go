@@ -157,6 +157,10 @@ var routePerms = map[string]perm{
 	"POST /api/processes/{id}/kill": permOperate,
 	"GET /api/logs":                 permAdmin,
 	"GET /api/runs/{id}/journal":    permRead,
+	// The approval-policy page (h16-policy): reading it is everyone's;
+	// rules are above, profiles' modes with profiles.
+	"GET /api/approvals/mode":      permRead,
+	"GET /api/approvals/decisions": permRead,
 }
 
 // permitted checks the request's principal against the route's entry and

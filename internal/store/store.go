@@ -373,6 +373,21 @@ type Reader interface {
 	ListProfiles(ctx context.Context) ([]Profile, error)
 	// DefaultProfile finds the live default profile; ErrNotFound if none.
 	DefaultProfile(ctx context.Context) (Profile, error)
+
+	// Approval decisions (h16-policy). ApprovalDecisions lists the
+	// approval.decided events q selects, newest first.
+	ApprovalDecisions(ctx context.Context, q DecisionQuery) ([]event.Event, error)
+}
+
+// DecisionQuery selects approval.decided events (h16-policy). Every field
+// is optional.
+type DecisionQuery struct {
+	From, To  time.Time // From <= ts < To
+	SessionID string
+	ProfileID string // the payload's profile_id
+	Outcome   string // the payload's outcome
+	BeforeID  int64  // paging: only events older than this id (0: none)
+	Limit     int    // 0: no limit
 }
 
 // Tx is one transaction's view: reads see its own writes.

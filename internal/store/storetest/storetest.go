@@ -80,6 +80,8 @@ func Run(t *testing.T, open Open) {
 		{"ProfilesCRUD", testProfilesCRUD},
 		{"ProfilesDefault", testProfilesDefault},
 		{"ProfileOfSessionsAndProjects", testProfileOfSessionsAndProjects},
+		// Approval decisions (issue 16, h16-policy).
+		{"ApprovalDecisions", testApprovalDecisions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
