@@ -177,3 +177,38 @@ func TestApprovalMode(t *testing.T) {
 func withSecretRedactor(secret string) envOpt {
 	return func(c *envConfig) { c.red = secretpkg.NewRedactor(secret) }
 }
+
+// A rule says where it came from: the person who answered "always" and
+// their request, or who created it through the API.
+func TestRuleOrigin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withRunner(script(turn(call("run_command", `{"command":"echo remember-me"}`)), turn(text("done")))))
+	s := e.session(t)
+	ru := e.send(t, s.ID, "go")
+	w := e.waitRun(t, ru.ID, "awaiting_approval", func(r runJSON) bool { return len(r.PendingRequestIDs) > 0 })
+	e.req("POST", "/api/requests/"+w.PendingRequestIDs[0]+"/respond", `{"choice":"always"}`).want(t, 200, "")
+	e.waitRun(t, ru.ID, "completed", status("completed"))
+	e.req("POST", "/api/rules", `{"tool":"run_command","pattern":"go test *"}`).want(t, http.StatusCreated, "")
+
+	var out struct {
+		Rules []struct {
+			Pattern   string `json:"pattern"`
+			RequestID string `json:"request_id"`
+			CreatedBy *struct {
+				Kind string `json:"kind"`
+			} `json:"created_by"`
+		} `json:"rules"`
+	}
+	r := e.req("GET", "/api/rules", "")
+	r.want(t, http.StatusOK, "")
+	r.decode(t, &out)
+	if len(out.Rules) != 2 {
+		t.Fatalf("rules = %+v", out.Rules)
+	}
+	if a := out.Rules[0]; a.Pattern != "echo remember-me" || a.RequestID != w.PendingRequestIDs[0] || a.CreatedBy == nil || a.CreatedBy.Kind == "" {
+		t.Errorf("answered rule = %+v", a)
+	}
+	if b := out.Rules[1]; b.Pattern != "go test *" || b.RequestID != "" || b.CreatedBy == nil || b.CreatedBy.Kind == "" {
+		t.Errorf("created rule = %+v", b)
+	}
+}

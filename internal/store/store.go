@@ -123,6 +123,10 @@ type Rule struct {
 	Scope     string
 	SessionID string
 	CreatedAt time.Time
+	// Where it came from (h16-policy): who answered or created it (nil:
+	// not recorded) and the approval request it answered ("": none).
+	CreatedBy *event.Actor
+	RequestID string
 }
 
 // RunnerInfo is a runner's registration and heartbeat.

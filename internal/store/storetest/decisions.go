@@ -78,3 +78,23 @@ func testApprovalDecisions(t *testing.T, open Open) {
 		t.Fatalf("newest = %+v, %v", got, err)
 	}
 }
+
+// A rule keeps where it came from; one without reads back without.
+func testRuleOrigin(t *testing.T, open Open) {
+	ctx := context.Background()
+	db := fresh(t, open)
+	answered := store.Rule{ID: "r-answer", Tool: "run_command", Pattern: "make", Scope: "always", CreatedAt: at(1),
+		CreatedBy: &event.Actor{Kind: "user", Name: "alice", UserID: "usr_1"}, RequestID: "req_1"}
+	bare := store.Rule{ID: "r-bare", Tool: "run_command", Pattern: "ls", Scope: "always", CreatedAt: at(2)}
+	for _, r := range []store.Rule{answered, bare} {
+		write(t, db, func(tx store.Tx) error { return tx.InsertRule(ctx, r) })
+	}
+	list, err := db.ListRules(ctx)
+	if err != nil || !reflect.DeepEqual(list, []store.Rule{answered, bare}) {
+		t.Fatalf("rules = %+v, %v", list, err)
+	}
+	got, err := db.FindRule(ctx, "run_command", "make", "")
+	if err != nil || !reflect.DeepEqual(got, answered) {
+		t.Fatalf("find = %+v, %v", got, err)
+	}
+}

@@ -82,6 +82,7 @@ func Run(t *testing.T, open Open) {
 		{"ProfileOfSessionsAndProjects", testProfileOfSessionsAndProjects},
 		// Approval decisions (issue 16, h16-policy).
 		{"ApprovalDecisions", testApprovalDecisions},
+		{"RuleOrigin", testRuleOrigin},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
