@@ -10,6 +10,7 @@ import { UsersPage } from "../shell/Users";
 import { ProfilesPage } from "./Profiles";
 import { ProcessesPage } from "./Processes";
 import { LogsPage } from "./Logs";
+import { ApprovalsPage } from "./Approvals";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -43,5 +44,11 @@ export const sections: SettingsSection[] = [
   {
     id: "logs", title: "Logs", blurb: "The server's log, live",
     shown: (s) => s.account.permissions.value.admin, component: LogsPage,
+  },
+  // The approval policy (h16-policy): everyone who reads sees it; operators
+  // change rules, admins profiles' modes.
+  {
+    id: "approvals", title: "Approvals", blurb: "Modes, remembered rules, decisions",
+    shown: (s) => s.account.permissions.value.read, component: ApprovalsPage,
   },
 ];
