@@ -149,8 +149,8 @@ function Rules() {
       <h3 id="policy-rules-h" class="policy-h">Remembered rules</h3>
       <p class="page-note">
         A rule answers “yes” in a person’s place when the policy would ask about a call it matches — never for dangerous or
-        unreadable commands. In a pattern <code>*</code> matches any text (in commands, not <code>; &amp; | $</code> and the like);
-        <code>\*</code> is a star.
+        unreadable commands. In a pattern <code>*</code> matches any text (in commands, not <code>; &amp; | $</code> and the
+        like); <code>\*</code> is a star.
       </p>
       {error.value && <p class="form-error" role="alert" data-testid="rules-error">{error.value}</p>}
       {operate && (
