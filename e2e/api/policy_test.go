@@ -89,3 +89,31 @@ func TestApprovalDecisionsLog(t *testing.T) {
 		}
 	}
 }
+
+// A request nobody answers in time is logged as expired, by the timeout,
+// with the request it filed; the outcome filter finds it.
+func TestApprovalDecisionExpired(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Call("run_command", `{"command":"echo unanswered"}`)), e2etest.Turn(e2etest.Text("Understood."))),
+		e2etest.WithApprovalTTL(300*time.Millisecond))
+	sid := s.NewSession(t)
+	run := s.Send(t, sid, "go")
+	s.WaitStatus(t, run.ID, "completed")
+	var log struct {
+		Decisions []struct {
+			Action    string `json:"action"`
+			Outcome   string `json:"outcome"`
+			DecidedBy string `json:"decided_by"`
+			RequestID string `json:"request_id"`
+		} `json:"decisions"`
+	}
+	if c := e2etest.Do(t, "GET", s.URL+"/api/approvals/decisions?outcome=expired", nil, &log); c != http.StatusOK {
+		t.Fatalf("decisions: %d", c)
+	}
+	if len(log.Decisions) != 1 {
+		t.Fatalf("decisions = %+v, want the one expired", log.Decisions)
+	}
+	if d := log.Decisions[0]; d.Action != "$ echo unanswered" || d.DecidedBy != "timeout" || d.RequestID == "" {
+		t.Errorf("expired decision = %+v", d)
+	}
+}

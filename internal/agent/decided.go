@@ -8,7 +8,7 @@ import (
 
 // ApprovalSource is what a Host may also tell about an approval it
 // settled: the remembered rule or the person behind the choice Approve
-// returned. The decisions log (approval.decided) names them.
+// returned, or the request that expired. The decisions log (approval.decided) names them.
 type ApprovalSource interface {
 	// ApprovedBy fills DecidedBy and the rule or person fields of p for
 	// the call; false when the host does not know.
@@ -29,7 +29,7 @@ func (l *Loop) decided(h Host, name, callID string, in tool.Intent, d policy.Dec
 	}
 	p := event.ApprovalDecidedPayload{ToolCallID: callID, Tool: name, Action: l.Redactor.String(in.Action),
 		Risk: d.Risk, Mode: string(mode), ProfileID: l.ProfileID, Outcome: outcome, DecidedBy: by}
-	if by == event.DecidedByPerson || by == event.DecidedByRule {
+	if by != event.DecidedByMode && by != event.DecidedByPolicy {
 		if s, ok := h.(ApprovalSource); ok {
 			s.ApprovedBy(callID, &p)
 		}

@@ -228,6 +228,7 @@ func (h *host) Approve(ctx context.Context, a agent.ApprovalAsk) (string, error)
 		return "", err
 	}
 	if q.Status == store.RequestExpired {
+		h.noteDecision(q.ToolCallID, event.ApprovalDecidedPayload{DecidedBy: event.DecidedByTimeout, RequestID: q.ID})
 		return agent.ChoiceExpired, nil
 	}
 	if q.Response == control.ChoiceDeny {
