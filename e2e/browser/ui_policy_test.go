@@ -31,6 +31,25 @@ func TestUIApprovalPolicy(t *testing.T) {
 	b.waitVisible("[data-testid=approvals-page]")
 	b.waitJS("the default mode", q("[data-testid=default-mode]")+".textContent === 'smart'")
 	b.waitVisible("[data-testid=rules-empty]")
+
+	// A profile's mode, changed by an admin: stored, and shown after a reload.
+	created := eval[int](b, `(async () => {
+		const me = await (await fetch('/api/auth/me')).json();
+		return (await fetch('/api/profiles', {method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': me.csrf_token},
+			body: JSON.stringify({name: 'Reviewer', color: '#2a9d8f'})})).status;
+	})()`)
+	if created != 201 {
+		t.Fatalf("create a profile: %d", created)
+	}
+	b.must("reload", chromedp.Reload())
+	b.waitMounted()
+	mode := "[data-testid=profile-mode] [data-testid=profile-mode-select]"
+	b.waitVisible(mode)
+	eval[bool](b, "(() => { const s = "+q(mode)+"; s.value = 'manual'; return s.dispatchEvent(new Event('change', {bubbles: true})); })()")
+	b.waitJS("the mode stored", `(async () => (await (await fetch('/api/profiles')).json()).profiles[0].approval_mode === 'manual')()`)
+	b.must("reload", chromedp.Reload())
+	b.waitMounted()
+	b.waitJS("the mode shown after a reload", q(mode)+" && "+q(mode)+".value === 'manual'")
 	b.clearInput("[data-testid=rule-tool]")
 	b.typeInto("[data-testid=rule-tool]", "run_command")
 	b.typeInto("[data-testid=rule-pattern]", "curl -s http://127.0.0.1:9/*")
@@ -94,6 +113,9 @@ func TestUIApprovalPolicy(t *testing.T) {
 	v.navigate("/#settings/approvals")
 	v.waitVisible(byRule)
 	v.waitVisible("[data-testid=rule-row]")
+	if got := v.text("[data-testid=profile-mode-text]"); !strings.HasPrefix(got, "Manual") {
+		t.Errorf("a viewer reads the profile's mode as %q", got)
+	}
 	if n := v.count("[data-testid=rule-form]") + v.count("[data-testid=rule-delete]") + v.count("[data-testid=profile-mode-select]"); n != 0 {
 		t.Errorf("a viewer is offered %d controls that change the policy", n)
 	}
