@@ -55,7 +55,8 @@ func TestRunWithApprovalCompletes(t *testing.T) {
 		event.TurnStarted, event.ReasoningDone, event.MessageDone, event.TurnEnded, event.Usage, event.ToolStarted,
 		// The command may change the workspace: a checkpoint before it
 		// runs, and one closing the run's span before run.done.
-		event.ApprovalRequested, event.RunStatus, event.ApprovalResolved, event.RunStatus, event.CheckpointCreated, event.ToolDone,
+		// approval.decided records who let it run (the decisions log).
+		event.ApprovalRequested, event.RunStatus, event.ApprovalResolved, event.RunStatus, event.ApprovalDecided, event.CheckpointCreated, event.ToolDone,
 		event.TurnStarted, event.MessageDone, event.TurnEnded, event.Usage, event.CheckpointCreated, event.RunDone,
 	}
 	if !slices.Equal(types, want) {

@@ -82,6 +82,9 @@ type Loop struct {
 	MaxTurns  int
 	// Mode is the approval policy; "" means smart.
 	Mode policy.Mode
+	// ProfileID is the run's profile ("" for none), named in the
+	// decisions log (approval.decided).
+	ProfileID string
 	// Model call options (zero: provider defaults).
 	MaxTokens       int
 	ThinkingBudget  int

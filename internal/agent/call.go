@@ -113,7 +113,9 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall, w 
 	d := policy.Decide(policy.Input{Mode: l.Mode, Tool: c.Name, Intent: in, Workspace: l.Workspace})
 	switch d.Verdict {
 	case policy.Allow:
+		l.decided(h, c.Name, c.ID, in, d, event.OutcomeAllowed, event.DecidedByMode)
 	case policy.Deny:
+		l.decided(h, c.Name, c.ID, in, d, event.OutcomeDenied, event.DecidedByPolicy)
 		return tool.Result{Status: event.ToolDenied, Output: "Not run: the approval policy refuses this in every mode (" + d.Reason + ")."}, nil
 	default: // Ask, and anything unexpected: approval fails closed
 		var choice string
@@ -127,9 +129,12 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall, w 
 		}
 		switch choice {
 		case "once", "session", "always":
+			l.decided(h, c.Name, c.ID, in, d, event.OutcomeAllowed, event.DecidedByPerson)
 		case ChoiceExpired:
+			l.decided(h, c.Name, c.ID, in, d, event.OutcomeExpired, event.DecidedByTimeout)
 			return tool.Result{Status: event.ToolDenied, Output: "Not run: the approval request expired without an answer."}, nil
 		default: // deny, and anything unexpected: approval fails closed
+			l.decided(h, c.Name, c.ID, in, d, event.OutcomeDenied, event.DecidedByPerson)
 			if n, ok := h.(DenialNoter); ok {
 				if text, ok := n.DenialNote(c.ID); ok {
 					return tool.Result{Status: event.ToolDenied, Output: text}, nil

@@ -105,6 +105,10 @@ type Options struct {
 	// ones a profile may enable; nil lists none.
 	Tools []provider.ToolSpec
 
+	// ApprovalMode (h16-policy) is the server's default approval mode
+	// (--approval-mode), which a profile without its own takes.
+	ApprovalMode string
+
 	// The operator's console: processes and logs (h16-ops).
 	// Processes is the process table of a runner in this process; nil
 	// when runs execute in other processes.
@@ -343,6 +347,10 @@ func (a *API) routes() []route {
 		{"DELETE /api/skills/{name}", a.deleteSkill},
 		{"GET /api/profiles/{id}/skills", a.getProfileSkills},
 		{"PUT /api/profiles/{id}/skills", a.putProfileSkills},
+		// The approval-policy page (h16-policy, approvals.go); rules are
+		// above.
+		{"GET /api/approvals/mode", a.approvalMode},
+		{"GET /api/approvals/decisions", a.listDecisions},
 	}
 }
 

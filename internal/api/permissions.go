@@ -180,6 +180,10 @@ var routePerms = map[string]perm{
 	"DELETE /api/skills/{name}":     permAdmin,
 	"GET /api/profiles/{id}/skills": permRead,
 	"PUT /api/profiles/{id}/skills": permAdmin,
+	// The approval-policy page (h16-policy): reading it is everyone's;
+	// rules are above, profiles' modes with profiles.
+	"GET /api/approvals/mode":      permRead,
+	"GET /api/approvals/decisions": permRead,
 }
 
 // permitted checks the request's principal against the route's entry and

@@ -187,7 +187,7 @@ func (a *API) listRules(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]ruleView, len(rules))
 	for i, ru := range rules {
-		out[i] = ruleView{ID: ru.ID, Tool: ru.Tool, Pattern: ru.Pattern, Scope: ru.Scope, SessionID: ru.SessionID, CreatedAt: event.Time{Time: ru.CreatedAt}}
+		out[i] = newRuleView(ru)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"rules": out})
 }
@@ -207,12 +207,12 @@ func (a *API) createRule(w http.ResponseWriter, r *http.Request) {
 		httpguard.WriteError(w, http.StatusBadRequest, control.CodeInvalidInput, "session_id is not a session id", nil)
 		return
 	}
-	ru, err := a.svc.CreateRule(r.Context(), control.NewRule{Tool: in.Tool, Pattern: in.Pattern, SessionID: in.SessionID})
+	ru, err := a.svc.CreateRule(r.Context(), control.NewRule{Tool: in.Tool, Pattern: in.Pattern, SessionID: in.SessionID, By: actor(r)})
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, ruleView{ID: ru.ID, Tool: ru.Tool, Pattern: ru.Pattern, Scope: ru.Scope, SessionID: ru.SessionID, CreatedAt: event.Time{Time: ru.CreatedAt}})
+	writeJSON(w, http.StatusCreated, newRuleView(ru))
 }
 
 func (a *API) deleteRule(w http.ResponseWriter, r *http.Request) {

@@ -130,6 +130,15 @@ type ruleView struct {
 	Scope     string     `json:"scope"`
 	SessionID string     `json:"session_id,omitempty"`
 	CreatedAt event.Time `json:"created_at"`
+	// Where it came from (h16-policy): who answered or created it, and
+	// the request it answered; omitted when not recorded.
+	CreatedBy *event.Actor `json:"created_by,omitempty"`
+	RequestID string       `json:"request_id,omitempty"`
+}
+
+func newRuleView(ru store.Rule) ruleView {
+	return ruleView{ID: ru.ID, Tool: ru.Tool, Pattern: ru.Pattern, Scope: ru.Scope, SessionID: ru.SessionID,
+		CreatedAt: event.Time{Time: ru.CreatedAt}, CreatedBy: ru.CreatedBy, RequestID: ru.RequestID}
 }
 
 type runnerView struct {

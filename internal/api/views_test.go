@@ -112,5 +112,5 @@ func TestViewShapes(t *testing.T) {
 	}
 
 	r := e.req("POST", "/api/rules", `{"tool":"run_command","pattern":"ls"}`)
-	checkShape(t, "rule", fields(t, r.body), []string{"id", "tool", "pattern", "scope", "created_at"}, map[string]bool{"created_at": true}, nil)
+	checkShape(t, "rule", fields(t, r.body), []string{"id", "tool", "pattern", "scope", "created_at", "created_by"}, map[string]bool{"created_at": true}, nil)
 }

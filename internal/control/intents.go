@@ -577,7 +577,7 @@ func (s *Service) Respond(ctx context.Context, requestID string, resp Response) 
 			return err
 		}
 		if q.Kind == store.KindApproval && (value == ChoiceSession || value == ChoiceAlways) {
-			if err := rememberRule(ctx, tx, q, value, now); err != nil {
+			if err := rememberRule(ctx, tx, q, value, now, resp.By); err != nil {
 				return err
 			}
 		}
@@ -641,7 +641,7 @@ func resolveWithNote(ctx context.Context, tx store.Tx, q store.Request, status, 
 	return err
 }
 
-func rememberRule(ctx context.Context, tx store.Tx, q store.Request, choice string, now time.Time) error {
+func rememberRule(ctx context.Context, tx store.Tx, q store.Request, choice string, now time.Time, by *event.Actor) error {
 	var p event.ApprovalRequestedPayload
 	if err := json.Unmarshal(q.Prompt, &p); err != nil {
 		return fmt.Errorf("request %s prompt: %w", q.ID, err)
@@ -650,7 +650,7 @@ func rememberRule(ctx context.Context, tx store.Tx, q store.Request, choice stri
 	if pattern == "" {
 		pattern = p.Action
 	}
-	r := store.Rule{ID: id.New("rul"), Tool: p.Tool, Pattern: pattern, Scope: choice, CreatedAt: now}
+	r := store.Rule{ID: id.New("rul"), Tool: p.Tool, Pattern: pattern, Scope: choice, CreatedAt: now, CreatedBy: by, RequestID: q.ID}
 	if choice == ChoiceSession {
 		r.SessionID = q.SessionID
 	}
@@ -661,7 +661,8 @@ func rememberRule(ctx context.Context, tx store.Tx, q store.Request, choice stri
 type NewRule struct {
 	Tool      string
 	Pattern   string
-	SessionID string // set: the rule holds for this session only
+	SessionID string       // set: the rule holds for this session only
+	By        *event.Actor // who creates it (h16-policy)
 }
 
 // CreateRule remembers an approval ahead of time, as an "always" answer
@@ -675,7 +676,7 @@ func (s *Service) CreateRule(ctx context.Context, in NewRule) (store.Rule, error
 	if in.Pattern == "" || len(in.Pattern) > 4096 || !utf8.ValidString(in.Pattern) || strings.Trim(in.Pattern, "* ") == "" {
 		return store.Rule{}, errorf(CodeInvalidInput, "pattern must be UTF-8 text of at most 4096 bytes and more than wildcards")
 	}
-	r := store.Rule{ID: id.New("rul"), Tool: in.Tool, Pattern: in.Pattern, Scope: ChoiceAlways, CreatedAt: time.Now().UTC()}
+	r := store.Rule{ID: id.New("rul"), Tool: in.Tool, Pattern: in.Pattern, Scope: ChoiceAlways, CreatedAt: time.Now().UTC(), CreatedBy: in.By}
 	err := s.w.Do(ctx, func(tx store.Tx) error {
 		if in.SessionID != "" {
 			if _, err := tx.GetSession(ctx, in.SessionID); err != nil {

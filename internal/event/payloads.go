@@ -308,6 +308,45 @@ type ResolvedPayload struct {
 	Note string `json:"note,omitempty"`
 }
 
+// ApprovalDecidedPayload is the payload of approval.decided (h16-policy):
+// one per tool call with an effect, once the policy, a remembered rule or a
+// person has settled whether it runs.
+type ApprovalDecidedPayload struct {
+	ToolCallID string `json:"tool_call_id"`
+	Tool       string `json:"tool"`
+	// Action is the exact command or action, known secrets masked.
+	Action string `json:"action"`
+	Risk   string `json:"risk,omitempty"`
+	// Mode is the approval mode the run decided under; ProfileID the
+	// run's profile ("" for none).
+	Mode      string `json:"mode"`
+	ProfileID string `json:"profile_id,omitempty"`
+	// Outcome is allowed, denied or expired.
+	Outcome string `json:"outcome"`
+	// DecidedBy is mode (allowed without asking), policy (refused in every
+	// mode), rule (a remembered rule: RuleID, Pattern), person (By, Choice)
+	// or timeout (nobody answered the request in time).
+	DecidedBy string `json:"decided_by"`
+	RuleID    string `json:"rule_id,omitempty"`
+	Pattern   string `json:"pattern,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	Choice    string `json:"choice,omitempty"`
+	By        *Actor `json:"by,omitempty"`
+}
+
+// Approval outcomes and deciders (ApprovalDecidedPayload).
+const (
+	OutcomeAllowed = "allowed"
+	OutcomeDenied  = "denied"
+	OutcomeExpired = "expired"
+
+	DecidedByMode    = "mode"
+	DecidedByPolicy  = "policy"
+	DecidedByRule    = "rule"
+	DecidedByPerson  = "person"
+	DecidedByTimeout = "timeout"
+)
+
 // ClarifyRequestedPayload is the payload of clarify.requested.
 type ClarifyRequestedPayload struct {
 	RequestID  string   `json:"request_id"`

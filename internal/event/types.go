@@ -33,6 +33,9 @@ const (
 	ApprovalResolved  Type = "approval.resolved"
 	ClarifyRequested  Type = "clarify.requested"
 	ClarifyResolved   Type = "clarify.resolved"
+	// ApprovalDecided (h16-policy) records how the approval policy settled
+	// a tool call with an effect: the decisions log is read from it.
+	ApprovalDecided Type = "approval.decided"
 
 	// The agent's plan: the todo tool replaced its list.
 	TodoUpdated Type = "todo.updated"
@@ -131,6 +134,7 @@ func Catalog() []Info {
 		{ToolDone, TierDefault, false, "tool call finished"},
 		{ApprovalRequested, TierDefault, false, "a tool call needs approval"},
 		{ApprovalResolved, TierDefault, false, "approval answered or expired"},
+		{ApprovalDecided, TierDebug, false, "how the approval policy settled a tool call"},
 		{ClarifyRequested, TierDefault, false, "the agent asks a question"},
 		{ClarifyResolved, TierDefault, false, "question answered or expired"},
 		{TodoUpdated, TierDefault, false, "the agent's todo list changed"},

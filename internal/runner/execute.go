@@ -135,6 +135,9 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
 		Mode: r.approvalMode(prof, hasProf), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield,
 		Redactor: r.cfg.Redactor, Observe: r.cfg.Telemetry}
+	if hasProf {
+		loop.ProfileID = prof.ID
+	}
 	if queued.Kind == control.RunKindCompact {
 		return loop.Compact(ctx, h, msgs, loop.Covered)
 	}

@@ -37,6 +37,9 @@ type host struct {
 	// denials are the results of calls a person denied with a note, by
 	// tool call (agent.DenialNoter). Only the loop's goroutine uses them.
 	denials map[string]string
+	// decisions name the rule or person behind each approval
+	// (agent.ApprovalSource); only the loop's goroutine uses them.
+	decisions map[string]event.ApprovalDecidedPayload
 }
 
 // Waited reports how long the person took to answer the request of a tool
@@ -209,6 +212,7 @@ func (h *host) Approve(ctx context.Context, a agent.ApprovalAsk) (string, error)
 			_ = h.Emit(event.Diagnostic, event.DiagnosticPayload{Level: "info", Code: "auto_approved",
 				Message: "Approved by a remembered rule: " + a.Action,
 				Details: map[string]any{"tool_call_id": a.ToolCallID, "rule_id": rule.ID, "pattern": rule.Pattern}})
+			h.approvedByRule(a.ToolCallID, rule)
 			return control.ChoiceOnce, nil
 		}
 	}
@@ -224,12 +228,16 @@ func (h *host) Approve(ctx context.Context, a agent.ApprovalAsk) (string, error)
 		return "", err
 	}
 	if q.Status == store.RequestExpired {
+		h.noteDecision(q.ToolCallID, event.ApprovalDecidedPayload{DecidedBy: event.DecidedByTimeout, RequestID: q.ID})
 		return agent.ChoiceExpired, nil
 	}
 	if q.Response == control.ChoiceDeny {
 		if err := h.readDenial(ctx, q); err != nil {
 			return "", err
 		}
+	}
+	if err := h.answeredBy(ctx, q); err != nil {
+		return "", err
 	}
 	return q.Response, nil
 }

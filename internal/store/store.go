@@ -123,6 +123,10 @@ type Rule struct {
 	Scope     string
 	SessionID string
 	CreatedAt time.Time
+	// Where it came from (h16-policy): who answered or created it (nil:
+	// not recorded) and the approval request it answered ("": none).
+	CreatedBy *event.Actor
+	RequestID string
 }
 
 // RunnerInfo is a runner's registration and heartbeat.
@@ -427,6 +431,21 @@ type Reader interface {
 	// SkillProfiles maps each skill name some live profile enables to
 	// those profiles' ids, sorted.
 	SkillProfiles(ctx context.Context) (map[string][]string, error)
+
+	// Approval decisions (h16-policy). ApprovalDecisions lists the
+	// approval.decided events q selects, newest first.
+	ApprovalDecisions(ctx context.Context, q DecisionQuery) ([]event.Event, error)
+}
+
+// DecisionQuery selects approval.decided events (h16-policy). Every field
+// is optional.
+type DecisionQuery struct {
+	From, To  time.Time // From <= ts < To
+	SessionID string
+	ProfileID string // the payload's profile_id
+	Outcome   string // the payload's outcome
+	BeforeID  int64  // paging: only events older than this id (0: none)
+	Limit     int    // 0: no limit
 }
 
 // Tx is one transaction's view: reads see its own writes.

@@ -20,6 +20,7 @@ import "./settings/ops.css";
 import "./settings/usage.css";
 import "./settings/providers.css";
 import "./settings/skills.css"; // h16-skills
+import "./settings/policy.css";
 
 const store = createStore();
 render(

@@ -365,13 +365,17 @@ func (r reader) RunCursor(ctx context.Context, runID string) (int64, error) {
 	return id, nil
 }
 
-const ruleCols = `id, tool, pattern, scope, session_id, created_at_ms`
+const ruleCols = `id, tool, pattern, scope, session_id, created_at_ms, created_by, request_id`
 
 func scanRule(s pgx.Row) (store.Rule, error) {
 	var v store.Rule
 	var c int64
-	err := s.Scan(&v.ID, &v.Tool, &v.Pattern, &v.Scope, &v.SessionID, &c)
+	var by string
+	err := s.Scan(&v.ID, &v.Tool, &v.Pattern, &v.Scope, &v.SessionID, &c, &by, &v.RequestID)
 	v.CreatedAt = fromMS(c)
+	if err == nil {
+		v.CreatedBy = store.RuleActor(by)
+	}
 	return v, err
 }
 

@@ -440,8 +440,8 @@ func (t *txn) ListControls(ctx context.Context, runID string) ([]store.Control, 
 }
 
 func (t *txn) InsertRule(ctx context.Context, r store.Rule) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO approval_rules (`+ruleCols+`) VALUES ($1,$2,$3,$4,$5,$6)`,
-		r.ID, r.Tool, r.Pattern, r.Scope, r.SessionID, ms(r.CreatedAt))
+	_, err := t.c.Exec(ctx, `INSERT INTO approval_rules (`+ruleCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`,
+		r.ID, r.Tool, r.Pattern, r.Scope, r.SessionID, ms(r.CreatedAt), store.RuleActorJSON(r.CreatedBy), r.RequestID)
 	if err != nil {
 		return fmt.Errorf("insert rule: %w", err)
 	}

@@ -421,8 +421,8 @@ func (t *txn) ListControls(ctx context.Context, runID string) ([]store.Control, 
 }
 
 func (t *txn) InsertRule(ctx context.Context, r store.Rule) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO approval_rules (`+ruleCols+`) VALUES (?,?,?,?,?,?)`,
-		r.ID, r.Tool, r.Pattern, r.Scope, r.SessionID, ms(r.CreatedAt))
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO approval_rules (`+ruleCols+`) VALUES (?,?,?,?,?,?,?,?)`,
+		r.ID, r.Tool, r.Pattern, r.Scope, r.SessionID, ms(r.CreatedAt), store.RuleActorJSON(r.CreatedBy), r.RequestID)
 	if err != nil {
 		return fmt.Errorf("insert rule: %w", err)
 	}

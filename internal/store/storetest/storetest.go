@@ -88,6 +88,9 @@ func Run(t *testing.T, open Open) {
 		{"Settings", testSettings},
 		// Skills per profile (issue 16, h16-skills).
 		{"ProfileSkills", testProfileSkills},
+		// Approval decisions (issue 16, h16-policy).
+		{"ApprovalDecisions", testApprovalDecisions},
+		{"RuleOrigin", testRuleOrigin},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

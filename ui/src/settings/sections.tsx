@@ -16,6 +16,7 @@ import { UsagePage } from "./Usage";
 import { GeneralPage } from "./General";
 import { ProvidersPage } from "./Providers";
 import { SkillsPage } from "./Skills";
+import { ApprovalsPage } from "./Approvals";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -69,5 +70,11 @@ export const sections: SettingsSection[] = [
   {
     id: "skills", title: "Skills", blurb: "Instructions the agent loads",
     shown: (s) => s.account.permissions.value.read, component: SkillsPage,
+  },
+  // The approval policy (h16-policy): everyone who reads sees it; operators
+  // change rules, admins profiles' modes.
+  {
+    id: "approvals", title: "Approvals", blurb: "Modes, remembered rules, decisions",
+    shown: (s) => s.account.permissions.value.read, component: ApprovalsPage,
   },
 ];

@@ -621,6 +621,9 @@ export const handlers: Record<EventType, Handler> = {
   },
   "approval.requested": requested,
   "approval.resolved": resolved,
+  // The decisions log's record (h16-policy): the call's card already
+  // shows its approval, from the request or the auto_approved diagnostic.
+  "approval.decided": () => {},
   "clarify.requested": requested,
   "clarify.resolved": resolved,
   "todo.updated": (m, ev) => {

@@ -17,7 +17,7 @@ export type EventType =
   | "reasoning.delta" | "reasoning.done"
   | "turn.started" | "turn.ended" | "usage" | "title.updated"
   | "tool.started" | "tool.updated" | "tool.done"
-  | "approval.requested" | "approval.resolved"
+  | "approval.requested" | "approval.resolved" | "approval.decided"
   | "clarify.requested" | "clarify.resolved"
   | "todo.updated" | "context.warning" | "context.compacted"
   | "checkpoint.created" | "checkpoint.restored"
