@@ -373,6 +373,10 @@ type Reader interface {
 	ListProfiles(ctx context.Context) ([]Profile, error)
 	// DefaultProfile finds the live default profile; ErrNotFound if none.
 	DefaultProfile(ctx context.Context) (Profile, error)
+
+	// Memory (h16-memory). GetMemory reads one target of a scope's memory;
+	// one never written is empty with Version 0, not an error.
+	GetMemory(ctx context.Context, scope, target string) (Memory, error)
 }
 
 // Tx is one transaction's view: reads see its own writes.
@@ -487,6 +491,11 @@ type Tx interface {
 	// DeleteProfile marks a live profile deleted at at (and no longer the
 	// default); sessions and projects keep naming it.
 	DeleteProfile(ctx context.Context, id string, at time.Time) error
+
+	// Memory (h16-memory). PutMemory writes m.Entries as version
+	// m.Version+1 when the stored version is still m.Version (the one the
+	// caller read), else it is ErrConflict and nothing changes.
+	PutMemory(ctx context.Context, m Memory) error
 }
 
 // Append is one draft to append under a fence, as Tx.AppendEvents would

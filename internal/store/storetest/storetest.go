@@ -80,6 +80,8 @@ func Run(t *testing.T, open Open) {
 		{"ProfilesCRUD", testProfilesCRUD},
 		{"ProfilesDefault", testProfilesDefault},
 		{"ProfileOfSessionsAndProjects", testProfileOfSessionsAndProjects},
+		// Memory (issue 16, h16-memory).
+		{"Memory", testMemory},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
