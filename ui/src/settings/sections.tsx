@@ -10,6 +10,7 @@ import { UsersPage } from "../shell/Users";
 import { ProfilesPage } from "./Profiles";
 import { ProcessesPage } from "./Processes";
 import { LogsPage } from "./Logs";
+import { MemoryPage } from "./Memory";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -34,6 +35,11 @@ export const sections: SettingsSection[] = [
   {
     id: "profiles", title: "Profiles", blurb: "Agents: instructions, model, tools",
     shown: () => true, component: ProfilesPage,
+  },
+  // Memory (h16-memory): readers see what each agent remembers; operators curate it.
+  {
+    id: "memory", title: "Memory", blurb: "What each agent remembers",
+    shown: (s) => s.account.permissions.value.read, component: MemoryPage,
   },
   // The operator's console: processes and logs (h16-ops).
   {
