@@ -1,8 +1,11 @@
 // Package memory keeps what an agent remembers across sessions: its own
-// notes (NOTES.md) and a profile of the user (USER.md), two Markdown files
-// in one directory. Both are injected into every system prompt (Render), so
-// they are small by design, and the model curates them itself through the
-// memory tool: when a file is full it must consolidate rather than append.
+// notes and a profile of the user. Each agent profile has its own, kept in
+// the database (InStore; issue 16); the Markdown files of one directory
+// (New: NOTES.md and USER.md), the single memory of servers before
+// profiles, are read to Import them. Both targets are injected into every
+// system prompt (Render), so they are small by design, and the model
+// curates them itself through the memory tool: when a target is full it
+// must consolidate rather than append.
 //
 // # File format
 //
@@ -42,8 +45,10 @@
 //
 // # Concurrency
 //
-// A Store serialises its changes with a mutex, so parallel runs in one
-// process never lose each other's entries. Files are replaced atomically
+// A Store serialises its changes with a mutex. Kept in the database, a
+// change is written only over the version it was computed from and redone
+// otherwise (Backend, ErrStale), so writers in several processes or hosts
+// never lose each other's entries. Files are replaced atomically
 // (temporary file and rename), so a reader, in this process or another,
 // always sees a whole file. Two processes changing the same file at once
 // are not coordinated: the last writer wins and the other change is lost.
