@@ -98,3 +98,67 @@ func TestMemoryReachesTheSystemPrompt(t *testing.T) {
 		t.Fatalf("after deleting, Ada's prompt still has it:\n%s", got)
 	}
 }
+
+// TestMemoryToolWritesItsProfilesMemory: the model's memory tool keeps
+// what it learns in the memory of the run's profile, where the console
+// shows it, and not in another profile's.
+func TestMemoryToolWritesItsProfilesMemory(t *testing.T) {
+	oa := newOpenAIFake(t, openaiTestKey, openaiTestKey)
+	s := startWith(t, oa)
+	var ada, bob struct {
+		ID string `json:"id"`
+	}
+	for _, p := range []struct {
+		name string
+		out  any
+	}{{"Ada", &ada}, {"Bob", &bob}} {
+		body := map[string]any{"name": p.name, "model": "openai/gpt-4o-mini", "approval_mode": "off"}
+		if c := e2etest.Do(t, "POST", s.URL+"/api/profiles", body, p.out); c != http.StatusCreated {
+			t.Fatalf("create profile: %d", c)
+		}
+	}
+	var ses struct {
+		ID string `json:"id"`
+	}
+	if c := e2etest.Do(t, "POST", s.URL+"/api/sessions", map[string]any{"profile_id": ada.ID}, &ses); c != http.StatusCreated {
+		t.Fatalf("create session: %d", c)
+	}
+	oa.stream(oa.tools(fakeCall{id: "call_mem", name: "memory", args: `{"action":"add","target":"user","text":"Drinks tea, not coffee."}`}))
+	oa.stream(oa.text("Noted."))
+	st := e2etest.OpenStream(t, s.URL+"/api/sessions/"+ses.ID+"/events", nil)
+	r := s.Send(t, ses.ID, "remember that I drink tea")
+	if got := summarise(t, st.Until(t, "run.done", e2etest.IsDone(r.ID)), r.ID); got.done.Status != "completed" {
+		t.Fatalf("run.done %+v", got.done)
+	}
+	bodies := oa.bodies()
+	if res := oa.results(t, bodies[len(bodies)-1]); !strings.Contains(res["call_mem"], "Saved to user") {
+		t.Fatalf("memory tool result = %q", res["call_mem"])
+	}
+	users := func(pid string) []string {
+		t.Helper()
+		var m struct {
+			Targets []struct {
+				Target  string `json:"target"`
+				Entries []struct {
+					Text string `json:"text"`
+				} `json:"entries"`
+			} `json:"targets"`
+		}
+		if c := e2etest.Do(t, "GET", s.URL+"/api/profiles/"+pid+"/memory", nil, &m); c != http.StatusOK {
+			t.Fatalf("get memory: %d", c)
+		}
+		var out []string
+		for _, tg := range m.Targets {
+			for _, e := range tg.Entries {
+				out = append(out, tg.Target+": "+e.Text)
+			}
+		}
+		return out
+	}
+	if got := users(ada.ID); len(got) != 1 || got[0] != "user: Drinks tea, not coffee." {
+		t.Fatalf("Ada's memory = %q", got)
+	}
+	if got := users(bob.ID); len(got) != 0 {
+		t.Fatalf("Bob's memory = %q", got)
+	}
+}
