@@ -94,3 +94,38 @@ func Import(ctx context.Context, dir string, dst *Store) (int, error) {
 	}
 	return n, nil
 }
+
+// Adopt moves the entries of src into dst, target by target, where dst
+// has none, and empties src of them: the memory of runs with no profile
+// (imported before any profile was the default) becomes the default
+// profile's once there is one. A target dst already has entries for is
+// left in both. It returns how many entries moved.
+func Adopt(ctx context.Context, src, dst *Store) (int, error) {
+	n := 0
+	for _, t := range Targets() {
+		entries, version, err := src.backend.Load(ctx, t)
+		if err != nil || len(entries) == 0 {
+			if err != nil {
+				return n, err
+			}
+			continue
+		}
+		have, dv, err := dst.backend.Load(ctx, t)
+		if err != nil {
+			return n, err
+		}
+		if len(have) > 0 {
+			continue
+		}
+		if err := dst.backend.Save(ctx, t, entries, dv); err != nil {
+			return n, err
+		}
+		// Emptied over the version read: a change made meanwhile is kept
+		// (and adopted at the next start).
+		if err := src.backend.Save(ctx, t, nil, version); err != nil && !errors.Is(err, ErrStale) {
+			return n, err
+		}
+		n += len(entries)
+	}
+	return n, nil
+}

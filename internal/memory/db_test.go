@@ -147,3 +147,33 @@ func TestImportOnce(t *testing.T) {
 		t.Fatalf("deleted entry came back: %q", got)
 	}
 }
+
+func TestAdoptMovesIntoEmptyTargetsOnly(t *testing.T) {
+	ctx := context.Background()
+	db, _ := storetest.SQLite(t)
+	none, def := memory.InStore(db, "", nil), memory.InStore(db, "pfDefault", nil)
+	none.Add(ctx, memory.Notes, "legacy note")
+	none.Add(ctx, memory.User, "legacy user fact")
+	def.Add(ctx, memory.User, "the default's own fact")
+	n, err := memory.Adopt(ctx, none, def)
+	if err != nil || n != 1 {
+		t.Fatalf("adopt = %d, %v; want 1", n, err)
+	}
+	for _, c := range []struct {
+		s    *memory.Store
+		t    memory.Target
+		want []string
+	}{
+		{def, memory.Notes, []string{"legacy note"}},
+		{none, memory.Notes, nil},
+		{def, memory.User, []string{"the default's own fact"}},
+		{none, memory.User, []string{"legacy user fact"}},
+	} {
+		if got, err := c.s.List(ctx, c.t); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s = %q, %v; want %q", c.t, got, err, c.want)
+		}
+	}
+	if n, err := memory.Adopt(ctx, none, def); err != nil || n != 0 {
+		t.Fatalf("second adopt = %d, %v", n, err)
+	}
+}
