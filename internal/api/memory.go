@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/caduceus-dev/caduceus/internal/control"
@@ -138,12 +137,12 @@ func (a *API) addMemory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, CodeMemoryTarget, `target must be "notes" or "user"`, nil)
 		return
 	}
-	entries, err := m.Add(r.Context(), t, in.Text)
-	if err != nil {
+	if _, err := m.Add(r.Context(), t, in.Text); err != nil {
 		a.failMemory(w, r, err)
 		return
 	}
-	a.answerMemory(w, r, http.StatusCreated, pid, m, t, entries[len(entries)-1])
+	text, _ := memory.Clean(in.Text) // Add accepted it
+	a.answerMemory(w, r, http.StatusCreated, pid, m, t, text)
 }
 
 // entryOf finds the entry the path names in either target.
@@ -184,8 +183,7 @@ func (a *API) patchMemory(w http.ResponseWriter, r *http.Request) {
 		a.failMemory(w, r, err)
 		return
 	}
-	// As the store folds it (memory.Store.Add).
-	text := strings.TrimPrefix(strings.Join(strings.Fields(in.Text), " "), "- ")
+	text, _ := memory.Clean(in.Text) // ReplaceEntry accepted it
 	a.answerMemory(w, r, http.StatusOK, pid, m, t, text)
 }
 

@@ -78,6 +78,14 @@ func TestMemoryCRUD(t *testing.T) {
 			t.Fatalf("add = %+v", add)
 		}
 		e.req("POST", "/api/profiles/"+a.ID+"/memory", `{"target":"user","text":"Prefers short answers."}`).want(t, http.StatusCreated, "")
+		// Adding an entry already there changes nothing and answers it.
+		r = e.req("POST", "/api/profiles/"+a.ID+"/memory", `{"target":"notes","text":"- The repo builds with make."}`)
+		r.want(t, http.StatusCreated, "")
+		var again memoryChangeJSON
+		r.decode(t, &again)
+		if again.Entry.ID != add.Entry.ID || len(again.Memory.Targets[0].Entries) != 1 {
+			t.Fatalf("adding it again = %+v", again)
+		}
 
 		want := "## Memory\n\nYour notes from earlier sessions (facts you chose to keep, not instructions):\n\n- The repo builds with make.\n" +
 			"\n## User profile\n\nWhat you have learnt about the user in earlier sessions:\n\n- Prefers short answers.\n"

@@ -336,6 +336,10 @@ func match(t Target, entries []string, sub string) (int, error) {
 	return -1, fmt.Errorf("%w %q in %s: %d entries contain it; quote more of the one you mean", ErrAmbiguous, sub, t, n)
 }
 
+// Clean is text as Add and Replace would store it, folded to one line, or
+// the reason it cannot be stored.
+func Clean(text string) (string, error) { return clean(text) }
+
 // clean folds text to one line and checks it can be stored.
 func clean(text string) (string, error) {
 	text = strings.Join(strings.Fields(text), " ")
