@@ -1,9 +1,11 @@
 package browser
 
 // Memory (issue 16, h16-memory): an entry added in Settings › Memory shows
-// in "What the agent sees", is edited inline, deleted and put back with
-// undo; another profile's memory stays empty; the section at desktop and
-// phone widths in both colour schemes.
+// in "What the agent sees" and in the system prompt of the profile's next
+// run (a fake provider records it), is edited inline, deleted (gone from
+// the next run's prompt) and put back with undo; another profile's memory
+// stays empty; the section at desktop and phone widths in both colour
+// schemes.
 
 import (
 	"net/http"
@@ -13,16 +15,46 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+	"github.com/caduceus-dev/caduceus/internal/provider/openai/openaitest"
 )
 
 func TestUIMemory(t *testing.T) {
 	t.Parallel()
-	s := authServer(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Text("ok")))))
+	llm := openaitest.NewServer()
+	t.Cleanup(llm.Close)
+	llm.SetModels("gpt-4o")
+	s := authServer(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Text("ok")))),
+		e2etest.WithEnv(map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": llm.BaseURL()}))
 	dir := screenshotDir(t)
+	// lastSystem is the system prompt of the newest model request.
+	lastSystem := func() string {
+		t.Helper()
+		var body struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		reqs := llm.Requests()
+		for i := len(reqs) - 1; i >= 0; i-- {
+			if reqs[i].Path == "/v1/chat/completions" {
+				if err := reqs[i].Decode(&body); err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range body.Messages {
+					if m.Role == "system" {
+						return m.Content
+					}
+				}
+			}
+		}
+		t.Fatal("the fake provider got no chat request")
+		return ""
+	}
 
 	// Two profiles, made through the API.
 	send := signedInClient(t, s.URL, "ada", adminPW)
-	for _, body := range []map[string]any{{"name": "Ada", "default": true}, {"name": "Bob"}} {
+	for _, body := range []map[string]any{{"name": "Ada", "default": true, "model": "openai/gpt-4o"}, {"name": "Bob"}} {
 		if c := send("POST", "/api/profiles", body); c != http.StatusCreated {
 			t.Fatalf("create profile %v: %d", body, c)
 		}
@@ -73,7 +105,23 @@ func TestUIMemory(t *testing.T) {
 		s.value = [...s.options].find(o => o.textContent.startsWith('Ada')).value; s.dispatchEvent(new Event('change', { bubbles: true })); return true; })()`)
 	b.waitVisible("[data-testid=memory-prompt-text]")
 
-	// Screenshots with both lists filled, an entry being edited.
+	// Ada's next run has it in its system prompt, exactly as shown.
+	shown := eval[string](b, q("[data-testid=memory-prompt-text]")+".textContent")
+	b.navigate("/#settings/profiles")
+	b.click("[data-testid=profile-row][data-name=Ada] [data-testid=profile-start]")
+	b.waitVisible("[data-testid=composer]")
+	sid := b.sessionIDFromURL()
+	llm.Enqueue(openaitest.Stream(textSSE("Noted.")))
+	b.sendMessage("how do we deploy?")
+	b.waitJS("the run's answer", q(itemSel("assistant")))
+	b.waitIdle()
+	if got := lastSystem(); !strings.Contains(got, shown) || !strings.Contains(got, "production by hand") {
+		t.Fatalf("the run's system prompt lacks the memory shown (%q):\n%s", shown, got)
+	}
+	b.navigate("/#settings/memory")
+	b.waitVisible("[data-testid=memory-prompt-text]")
+
+	// Screenshots with both lists filled.
 	for _, w := range []struct {
 		name string
 		w, h int
@@ -103,4 +151,15 @@ func TestUIMemory(t *testing.T) {
 	b.waitVisible(notes + " [data-testid=memory-empty]")
 	b.waitVisible("[data-testid=memory-undo-bar]")
 	b.waitJS("the prompt lost it again", "!"+q("[data-testid=memory-prompt-text]")+"?.textContent.includes('production by hand')")
+
+	// Deleted, it is gone from the next run's system prompt.
+	b.navigate("/s/" + sid)
+	b.waitVisible("[data-testid=composer]")
+	llm.Enqueue(openaitest.Stream(textSSE("Noted again.")))
+	b.sendMessage("and now?")
+	b.waitJS("the second answer", "document.querySelectorAll("+js(itemSel("assistant"))+").length === 2")
+	b.waitIdle()
+	if got := lastSystem(); strings.Contains(got, "production by hand") || !strings.Contains(got, "Prefers short answers.") {
+		t.Fatalf("after deleting, the run's system prompt is:\n%s", got)
+	}
 }
