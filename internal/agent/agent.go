@@ -16,6 +16,7 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
+	"github.com/caduceus-dev/caduceus/internal/memory"
 	"github.com/caduceus-dev/caduceus/internal/policy"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/secret"
@@ -85,6 +86,9 @@ type Loop struct {
 	// ProfileID is the run's profile ("" for none), named in the
 	// decisions log (approval.decided).
 	ProfileID string
+	// Memory is the memory of the run's agent profile, for the memory
+	// tool (h16-memory); nil leaves the tool its own.
+	Memory *memory.Store
 	// Model call options (zero: provider defaults).
 	MaxTokens       int
 	ThinkingBudget  int

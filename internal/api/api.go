@@ -319,6 +319,12 @@ func (a *API) routes() []route {
 		{"PATCH /api/profiles/{id}", a.patchProfile},
 		{"DELETE /api/profiles/{id}", a.deleteProfile},
 		{"POST /api/profiles/{id}/duplicate", a.duplicateProfile},
+		// Memory (h16-memory, memory.go).
+		{"GET /api/profiles/{id}/memory", a.getMemory},
+		{"POST /api/profiles/{id}/memory", a.addMemory},
+		{"GET /api/profiles/{id}/memory/prompt", a.getMemoryPrompt},
+		{"PATCH /api/profiles/{id}/memory/{entry}", a.patchMemory},
+		{"DELETE /api/profiles/{id}/memory/{entry}", a.deleteMemory},
 		{"GET /api/tools", a.listTools},
 		// The operator's console: processes, logs, a run's raw journal
 		// (h16-ops).

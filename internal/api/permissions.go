@@ -149,7 +149,15 @@ var routePerms = map[string]perm{
 	"PATCH /api/profiles/{id}":          permAdmin,
 	"DELETE /api/profiles/{id}":         permAdmin,
 	"POST /api/profiles/{id}/duplicate": permAdmin,
-	"GET /api/tools":                    permRead,
+	// Memory (h16-memory): a person curates what their agent remembers,
+	// as the agent itself does while it works for them; it configures
+	// nothing of the server.
+	"GET /api/profiles/{id}/memory":            permRead,
+	"POST /api/profiles/{id}/memory":           permOperate,
+	"GET /api/profiles/{id}/memory/prompt":     permRead,
+	"PATCH /api/profiles/{id}/memory/{entry}":  permOperate,
+	"DELETE /api/profiles/{id}/memory/{entry}": permOperate,
+	"GET /api/tools":                           permRead,
 	// The operator's console: processes, logs, a run's raw journal
 	// (h16-ops). The server's log is the server's, not a session's.
 	"GET /api/processes":            permRead,

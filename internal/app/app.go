@@ -208,11 +208,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// The skills the agent reads and the console changes (h16-skills).
 	skills := skill.NewDir(filepath.Join(cfg.DataDir, "skills"))
 	if cfg.Runner != config.RunnerNone {
-		mem := memory.New(filepath.Join(cfg.DataDir, "memory"))
+		// Memory lives in the database, per profile (h16-memory); the files
+		// of servers before profiles are imported once.
+		importMemory(ctx, st, filepath.Join(cfg.DataDir, "memory"), log)
+		memOf := func(scope string) *memory.Store { return memory.InStore(st, scope, nil) }
+		mem := memOf("")
 		a.procs = tool.NewProcessTable(0, 0, procReg)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs})
 		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
-			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg),
+			Memory: memOf, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg),
 			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg)},
 			st, a.w, a.hub, tools, reg, log)
 	} else {

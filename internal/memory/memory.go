@@ -1,8 +1,11 @@
 // Package memory keeps what an agent remembers across sessions: its own
-// notes (NOTES.md) and a profile of the user (USER.md), two Markdown files
-// in one directory. Both are injected into every system prompt (Render), so
-// they are small by design, and the model curates them itself through the
-// memory tool: when a file is full it must consolidate rather than append.
+// notes and a profile of the user. Each agent profile has its own, kept in
+// the database (InStore; issue 16); the Markdown files of one directory
+// (New: NOTES.md and USER.md), the single memory of servers before
+// profiles, are read to Import them. Both targets are injected into every
+// system prompt (Render), so they are small by design, and the model
+// curates them itself through the memory tool: when a target is full it
+// must consolidate rather than append.
 //
 // # File format
 //
@@ -42,8 +45,10 @@
 //
 // # Concurrency
 //
-// A Store serialises its changes with a mutex, so parallel runs in one
-// process never lose each other's entries. Files are replaced atomically
+// A Store serialises its changes with a mutex. Kept in the database, a
+// change is written only over the version it was computed from and redone
+// otherwise (Backend, ErrStale), so writers in several processes or hosts
+// never lose each other's entries. Files are replaced atomically
 // (temporary file and rename), so a reader, in this process or another,
 // always sees a whole file. Two processes changing the same file at once
 // are not coordinated: the last writer wins and the other change is lost.
@@ -129,20 +134,42 @@ var (
 	ErrAmbiguous = errors.New("several memory entries match")
 )
 
-// Store is the memory directory. It is safe for concurrent use.
+// Store is one agent's memory, kept by a Backend: the files of a
+// directory (New) or rows of the database (InStore). It is safe for
+// concurrent use.
 type Store struct {
-	dir string
-	mu  sync.Mutex
+	dir     string // "" unless kept in files
+	backend Backend
+	mu      sync.Mutex
 }
 
-// New returns a store over dir (typically <data-dir>/memory). The
-// directory is created on the first change; until then every file is empty.
-func New(dir string) *Store { return &Store{dir: filepath.Clean(dir)} }
+// Backend keeps the entries of each target. Save writes entries over the
+// version Load returned and fails with ErrStale when another writer saved
+// in between; the Store then reads again and redoes its change.
+type Backend interface {
+	Load(ctx context.Context, t Target) (entries []string, version int64, err error)
+	Save(ctx context.Context, t Target, entries []string, version int64) error
+}
 
-// Dir is the store's directory.
+// ErrStale is a Backend's answer to a Save over an outdated version.
+var ErrStale = errors.New("memory changed meanwhile")
+
+// New returns a store over the files of dir (typically <data-dir>/memory).
+// The directory is created on the first change; until then every file is
+// empty.
+func New(dir string) *Store {
+	s := &Store{dir: filepath.Clean(dir)}
+	s.backend = files{s}
+	return s
+}
+
+// NewBacked returns a store kept by b.
+func NewBacked(b Backend) *Store { return &Store{backend: b} }
+
+// Dir is the directory of a store kept in files; "" otherwise.
 func (s *Store) Dir() string { return s.dir }
 
-// Path is the target's file.
+// Path is the target's file in a store kept in files.
 func (s *Store) Path(t Target) string { return filepath.Join(s.dir, t.File()) }
 
 // Size is how many characters entries use against MaxFileChars: each
@@ -156,23 +183,22 @@ func Size(entries []string) int {
 }
 
 // List returns the target's entries in file order; a missing file has none.
-func (s *Store) List(t Target) ([]string, error) {
+func (s *Store) List(ctx context.Context, t Target) ([]string, error) {
 	if _, err := ParseTarget(string(t)); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.read(t)
+	entries, _, err := s.backend.Load(ctx, t)
+	return entries, err
 }
 
 // Add appends an entry and returns the entries after the change. Adding an
 // entry that is already present (after folding) changes nothing.
-func (s *Store) Add(t Target, text string) ([]string, error) {
+func (s *Store) Add(ctx context.Context, t Target, text string) ([]string, error) {
 	text, err := clean(text)
 	if err != nil {
 		return nil, err
 	}
-	return s.change(t, func(entries []string) ([]string, error) {
+	return s.change(ctx, t, func(entries []string) ([]string, error) {
 		for _, e := range entries {
 			if e == text {
 				return entries, nil
@@ -184,13 +210,23 @@ func (s *Store) Add(t Target, text string) ([]string, error) {
 
 // Replace rewrites the one entry containing old as text and returns the
 // entries after the change.
-func (s *Store) Replace(t Target, old, text string) ([]string, error) {
+func (s *Store) Replace(ctx context.Context, t Target, old, text string) ([]string, error) {
+	return s.replace(ctx, t, text, func(entries []string) (int, error) { return match(t, entries, old) })
+}
+
+// ReplaceEntry rewrites the entry that is exactly old as text: for
+// callers that picked an entry from a list (a person in the console).
+func (s *Store) ReplaceEntry(ctx context.Context, t Target, old, text string) ([]string, error) {
+	return s.replace(ctx, t, text, func(entries []string) (int, error) { return exact(t, entries, old) })
+}
+
+func (s *Store) replace(ctx context.Context, t Target, text string, find func([]string) (int, error)) ([]string, error) {
 	text, err := clean(text)
 	if err != nil {
 		return nil, err
 	}
-	return s.change(t, func(entries []string) ([]string, error) {
-		i, err := match(t, entries, old)
+	return s.change(ctx, t, func(entries []string) ([]string, error) {
+		i, err := find(entries)
 		if err != nil {
 			return nil, err
 		}
@@ -211,9 +247,18 @@ func (s *Store) Replace(t Target, old, text string) ([]string, error) {
 
 // Remove deletes the one entry containing substring and returns the
 // entries after the change.
-func (s *Store) Remove(t Target, substring string) ([]string, error) {
-	return s.change(t, func(entries []string) ([]string, error) {
-		i, err := match(t, entries, substring)
+func (s *Store) Remove(ctx context.Context, t Target, substring string) ([]string, error) {
+	return s.remove(ctx, t, func(entries []string) (int, error) { return match(t, entries, substring) })
+}
+
+// RemoveEntry deletes the entry that is exactly entry.
+func (s *Store) RemoveEntry(ctx context.Context, t Target, entry string) ([]string, error) {
+	return s.remove(ctx, t, func(entries []string) (int, error) { return exact(t, entries, entry) })
+}
+
+func (s *Store) remove(ctx context.Context, t Target, find func([]string) (int, error)) ([]string, error) {
+	return s.change(ctx, t, func(entries []string) ([]string, error) {
+		i, err := find(entries)
 		if err != nil {
 			return nil, err
 		}
@@ -221,34 +266,52 @@ func (s *Store) Remove(t Target, substring string) ([]string, error) {
 	})
 }
 
-// change applies edit to the target's entries under the lock and writes
-// the result. A result over MaxFileChars is refused unless it is no larger
-// than before, so a file grown by hand can still be trimmed.
-func (s *Store) change(t Target, edit func([]string) ([]string, error)) ([]string, error) {
+// exact finds the entry that is entry, folded as stored.
+func exact(t Target, entries []string, entry string) (int, error) {
+	entry = strings.Join(strings.Fields(entry), " ")
+	if i := slices.Index(entries, entry); i >= 0 {
+		return i, nil
+	}
+	return -1, fmt.Errorf("%w %q in %s", ErrNoMatch, entry, t)
+}
+
+// change applies edit to the target's entries and saves the result,
+// reading again and redoing the edit when another writer saved in between
+// (runners on several hosts share a database). A result over MaxFileChars
+// is refused unless it is no larger than before, so a file grown by hand
+// can still be trimmed.
+func (s *Store) change(ctx context.Context, t Target, edit func([]string) ([]string, error)) ([]string, error) {
 	if _, err := ParseTarget(string(t)); err != nil {
 		return nil, err
 	}
+	// The lock spares writers in this process the retries.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	before, err := s.read(t)
-	if err != nil {
-		return nil, err
-	}
-	after, err := edit(append([]string(nil), before...))
-	if err != nil {
-		return nil, err
-	}
-	if slices.Equal(before, after) {
+	for attempt := 0; ; attempt++ {
+		before, version, err := s.backend.Load(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		after, err := edit(append([]string(nil), before...))
+		if err != nil {
+			return nil, err
+		}
+		if slices.Equal(before, after) {
+			return after, nil
+		}
+		if size := Size(after); size > MaxFileChars && size > Size(before) {
+			return nil, fmt.Errorf("%w: %s would use %d of %d characters; consolidate first: replace several related entries with one shorter entry, or remove entries that no longer matter",
+				ErrFull, t, size, MaxFileChars)
+		}
+		err = s.backend.Save(ctx, t, after, version)
+		if errors.Is(err, ErrStale) && attempt < 64 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
 		return after, nil
 	}
-	if size := Size(after); size > MaxFileChars && size > Size(before) {
-		return nil, fmt.Errorf("%w: %s would use %d of %d characters; consolidate first: replace several related entries with one shorter entry, or remove entries that no longer matter",
-			ErrFull, t, size, MaxFileChars)
-	}
-	if err := s.write(t, after); err != nil {
-		return nil, err
-	}
-	return after, nil
 }
 
 // match finds the single entry containing sub.
@@ -273,6 +336,10 @@ func match(t Target, entries []string, sub string) (int, error) {
 	return -1, fmt.Errorf("%w %q in %s: %d entries contain it; quote more of the one you mean", ErrAmbiguous, sub, t, n)
 }
 
+// Clean is text as Add and Replace would store it, folded to one line, or
+// the reason it cannot be stored.
+func Clean(text string) (string, error) { return clean(text) }
+
 // clean folds text to one line and checks it can be stored.
 func clean(text string) (string, error) {
 	text = strings.Join(strings.Fields(text), " ")
@@ -295,6 +362,19 @@ func clean(text string) (string, error) {
 		return "", fmt.Errorf("%w (%s); memory is sent with every prompt, so credentials must never be stored in it. If this is not a secret (a commit hash, a checksum), leave it out or shorten it", ErrSecret, what)
 	}
 	return text, nil
+}
+
+// files keeps a store in the Markdown files of its directory. Files carry
+// no version: two processes changing one file are not coordinated.
+type files struct{ s *Store }
+
+func (f files) Load(_ context.Context, t Target) ([]string, int64, error) {
+	entries, err := f.s.read(t)
+	return entries, 0, err
+}
+
+func (f files) Save(_ context.Context, t Target, entries []string, _ int64) error {
+	return f.s.write(t, entries)
 }
 
 func (s *Store) read(t Target) ([]string, error) {
@@ -493,7 +573,7 @@ func (s *Store) Render(ctx context.Context) (string, error) {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		entries, err := s.List(t)
+		entries, err := s.List(ctx, t)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -67,18 +67,18 @@ func TestFormatRoundTrip(t *testing.T) {
 
 func TestStoreAddListRemove(t *testing.T) {
 	s := New(filepath.Join(t.TempDir(), "memory"))
-	if got, err := s.List(Notes); err != nil || got != nil {
+	if got, err := s.List(context.Background(), Notes); err != nil || got != nil {
 		t.Fatalf("List of missing file = %q, %v", got, err)
 	}
-	mustEntries(t, "add", []string{"uses Go 1.26"})(s.Add(Notes, "uses Go 1.26"))
-	mustEntries(t, "add folded", []string{"uses Go 1.26", "tests need make db"})(s.Add(Notes, "- tests need\n  make db  "))
-	mustEntries(t, "duplicate", []string{"uses Go 1.26", "tests need make db"})(s.Add(Notes, "uses  Go 1.26"))
-	mustEntries(t, "user", []string{"prefers tabs"})(s.Add(User, "prefers tabs"))
-	mustEntries(t, "replace", []string{"uses Go 1.27", "tests need make db"})(s.Replace(Notes, "Go 1.26", "uses Go 1.27"))
-	mustEntries(t, "remove", []string{"tests need make db"})(s.Remove(Notes, "1.27"))
-	mustEntries(t, "list", []string{"tests need make db"})(s.List(Notes))
-	mustEntries(t, "user untouched", []string{"prefers tabs"})(s.List(User))
-	mustEntries(t, "remove last", nil)(s.Remove(Notes, "make"))
+	mustEntries(t, "add", []string{"uses Go 1.26"})(s.Add(context.Background(), Notes, "uses Go 1.26"))
+	mustEntries(t, "add folded", []string{"uses Go 1.26", "tests need make db"})(s.Add(context.Background(), Notes, "- tests need\n  make db  "))
+	mustEntries(t, "duplicate", []string{"uses Go 1.26", "tests need make db"})(s.Add(context.Background(), Notes, "uses  Go 1.26"))
+	mustEntries(t, "user", []string{"prefers tabs"})(s.Add(context.Background(), User, "prefers tabs"))
+	mustEntries(t, "replace", []string{"uses Go 1.27", "tests need make db"})(s.Replace(context.Background(), Notes, "Go 1.26", "uses Go 1.27"))
+	mustEntries(t, "remove", []string{"tests need make db"})(s.Remove(context.Background(), Notes, "1.27"))
+	mustEntries(t, "list", []string{"tests need make db"})(s.List(context.Background(), Notes))
+	mustEntries(t, "user untouched", []string{"prefers tabs"})(s.List(context.Background(), User))
+	mustEntries(t, "remove last", nil)(s.Remove(context.Background(), Notes, "make"))
 
 	b, err := os.ReadFile(s.Path(User))
 	if err != nil {
@@ -97,9 +97,9 @@ func TestStoreAddListRemove(t *testing.T) {
 
 func TestReplaceMergesDuplicates(t *testing.T) {
 	s := New(t.TempDir())
-	s.Add(Notes, "a")
-	s.Add(Notes, "b")
-	mustEntries(t, "merge", []string{"b"})(s.Replace(Notes, "a", "b"))
+	s.Add(context.Background(), Notes, "a")
+	s.Add(context.Background(), Notes, "b")
+	mustEntries(t, "merge", []string{"b"})(s.Replace(context.Background(), Notes, "a", "b"))
 }
 
 func TestHandEditedFile(t *testing.T) {
@@ -109,8 +109,8 @@ func TestHandEditedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New(dir)
-	mustEntries(t, "list", []string{"My notes", "first, typed over two lines", "second"})(s.List(Notes))
-	mustEntries(t, "add", []string{"My notes", "first, typed over two lines", "second", "third"})(s.Add(Notes, "third"))
+	mustEntries(t, "list", []string{"My notes", "first, typed over two lines", "second"})(s.List(context.Background(), Notes))
+	mustEntries(t, "add", []string{"My notes", "first, typed over two lines", "second", "third"})(s.Add(context.Background(), Notes, "third"))
 	b, _ := os.ReadFile(s.Path(Notes))
 	if !strings.Contains(string(b), "- first, typed over two lines\n- second\n- third\n") || strings.Contains(string(b), "keep me") {
 		t.Errorf("file not rewritten canonically:\n%s", b)
@@ -120,7 +120,7 @@ func TestHandEditedFile(t *testing.T) {
 func TestMatchErrors(t *testing.T) {
 	s := New(t.TempDir())
 	for _, e := range []string{"deploy to staging", "deploy to prod", "run tests"} {
-		if _, err := s.Add(Notes, e); err != nil {
+		if _, err := s.Add(context.Background(), Notes, e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,14 +130,14 @@ func TestMatchErrors(t *testing.T) {
 		is   error
 		msg  string
 	}{
-		{"replace ambiguous", func() ([]string, error) { return s.Replace(Notes, "deploy", "x") }, ErrAmbiguous, "2 entries contain it"},
-		{"remove ambiguous", func() ([]string, error) { return s.Remove(Notes, "to") }, ErrAmbiguous, "2 entries contain it"},
-		{"replace no match", func() ([]string, error) { return s.Replace(Notes, "lint", "x") }, ErrNoMatch, `"lint" in notes (3 entries)`},
-		{"remove no match", func() ([]string, error) { return s.Remove(User, "deploy") }, ErrNoMatch, "in user (0 entries)"},
-		{"empty substring", func() ([]string, error) { return s.Remove(Notes, "  ") }, ErrEmpty, "non-empty substring"},
-		{"replace with empty", func() ([]string, error) { return s.Replace(Notes, "tests", " \n") }, ErrEmpty, "empty"},
-		{"add empty", func() ([]string, error) { return s.Add(Notes, "- ") }, ErrEmpty, "empty"},
-		{"control characters", func() ([]string, error) { return s.Add(Notes, "bell\x07") }, ErrControl, "control"},
+		{"replace ambiguous", func() ([]string, error) { return s.Replace(context.Background(), Notes, "deploy", "x") }, ErrAmbiguous, "2 entries contain it"},
+		{"remove ambiguous", func() ([]string, error) { return s.Remove(context.Background(), Notes, "to") }, ErrAmbiguous, "2 entries contain it"},
+		{"replace no match", func() ([]string, error) { return s.Replace(context.Background(), Notes, "lint", "x") }, ErrNoMatch, `"lint" in notes (3 entries)`},
+		{"remove no match", func() ([]string, error) { return s.Remove(context.Background(), User, "deploy") }, ErrNoMatch, "in user (0 entries)"},
+		{"empty substring", func() ([]string, error) { return s.Remove(context.Background(), Notes, "  ") }, ErrEmpty, "non-empty substring"},
+		{"replace with empty", func() ([]string, error) { return s.Replace(context.Background(), Notes, "tests", " \n") }, ErrEmpty, "empty"},
+		{"add empty", func() ([]string, error) { return s.Add(context.Background(), Notes, "- ") }, ErrEmpty, "empty"},
+		{"control characters", func() ([]string, error) { return s.Add(context.Background(), Notes, "bell\x07") }, ErrControl, "control"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,11 +147,11 @@ func TestMatchErrors(t *testing.T) {
 			}
 		})
 	}
-	mustEntries(t, "unchanged", []string{"deploy to staging", "deploy to prod", "run tests"})(s.List(Notes))
-	if _, err := s.List("other"); err == nil || !strings.Contains(err.Error(), `unknown memory target "other"`) {
+	mustEntries(t, "unchanged", []string{"deploy to staging", "deploy to prod", "run tests"})(s.List(context.Background(), Notes))
+	if _, err := s.List(context.Background(), "other"); err == nil || !strings.Contains(err.Error(), `unknown memory target "other"`) {
 		t.Errorf("bad target: %v", err)
 	}
-	if _, err := s.Add("", "x"); err == nil {
+	if _, err := s.Add(context.Background(), "", "x"); err == nil {
 		t.Error("empty target accepted")
 	}
 }
@@ -159,26 +159,26 @@ func TestMatchErrors(t *testing.T) {
 func TestLimits(t *testing.T) {
 	s := New(t.TempDir())
 	long := strings.Repeat("é", MaxEntryChars)
-	if _, err := s.Add(Notes, long); err != nil {
+	if _, err := s.Add(context.Background(), Notes, long); err != nil {
 		t.Fatalf("entry at the limit: %v", err)
 	}
-	if _, err := s.Add(Notes, long+"x"); !errors.Is(err, ErrTooLong) || !strings.Contains(err.Error(), "1001 characters, at most 1000") {
+	if _, err := s.Add(context.Background(), Notes, long+"x"); !errors.Is(err, ErrTooLong) || !strings.Contains(err.Error(), "1001 characters, at most 1000") {
 		t.Fatalf("too long: %v", err)
 	}
-	if _, err := s.Replace(Notes, "é", long+"x"); !errors.Is(err, ErrTooLong) {
+	if _, err := s.Replace(context.Background(), Notes, "é", long+"x"); !errors.Is(err, ErrTooLong) {
 		t.Fatalf("replace too long: %v", err)
 	}
 	// Fill the file to just under the limit.
 	for i := 1; Size(mustList(t, s, Notes))+MaxEntryChars+3 <= MaxFileChars; i++ {
-		if _, err := s.Add(Notes, fmt.Sprintf("%d%s", i, long[:len(long)-2*len(fmt.Sprint(i))])); err != nil {
+		if _, err := s.Add(context.Background(), Notes, fmt.Sprintf("%d%s", i, long[:len(long)-2*len(fmt.Sprint(i))])); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := s.Add(Notes, long[:len(long)-4]+"zz")
+	_, err := s.Add(context.Background(), Notes, long[:len(long)-4]+"zz")
 	if !errors.Is(err, ErrFull) || !strings.Contains(err.Error(), "consolidate") {
 		t.Fatalf("full: %v", err)
 	}
-	if _, err := s.Add(User, "other file has room"); err != nil {
+	if _, err := s.Add(context.Background(), User, "other file has room"); err != nil {
 		t.Fatalf("user file: %v", err)
 	}
 }
@@ -194,16 +194,16 @@ func TestOverfullHandEditedFileCanShrink(t *testing.T) {
 	if n := Size(mustList(t, s, Notes)); n <= MaxFileChars {
 		t.Fatalf("setup: size %d", n)
 	}
-	if _, err := s.Add(Notes, "more"); !errors.Is(err, ErrFull) {
+	if _, err := s.Add(context.Background(), Notes, "more"); !errors.Is(err, ErrFull) {
 		t.Fatalf("add to overfull file: %v", err)
 	}
-	if _, err := s.Replace(Notes, "3 x", "3 short"); err != nil {
+	if _, err := s.Replace(context.Background(), Notes, "3 x", "3 short"); err != nil {
 		t.Fatalf("shrinking replace: %v", err)
 	}
-	if _, err := s.Replace(Notes, "3 short", "3 short but longer"); !errors.Is(err, ErrFull) {
+	if _, err := s.Replace(context.Background(), Notes, "3 short", "3 short but longer"); !errors.Is(err, ErrFull) {
 		t.Fatalf("growing replace: %v", err)
 	}
-	if _, err := s.Remove(Notes, "5 x"); err != nil {
+	if _, err := s.Remove(context.Background(), Notes, "5 x"); err != nil {
 		t.Fatalf("remove: %v", err)
 	}
 }
@@ -223,7 +223,7 @@ func TestSecretsRefused(t *testing.T) {
 	}
 	s := New(t.TempDir())
 	for _, text := range secrets {
-		if _, err := s.Add(User, text); !errors.Is(err, ErrSecret) || !strings.Contains(err.Error(), "never be stored") {
+		if _, err := s.Add(context.Background(), User, text); !errors.Is(err, ErrSecret) || !strings.Contains(err.Error(), "never be stored") {
 			t.Errorf("Add(%q) = %v, want a secret refusal", text, err)
 		}
 	}
@@ -240,11 +240,11 @@ func TestSecretsRefused(t *testing.T) {
 		"the word sk-12 alone",
 	}
 	for _, text := range fine {
-		if _, err := s.Add(Notes, text); err != nil {
+		if _, err := s.Add(context.Background(), Notes, text); err != nil {
 			t.Errorf("Add(%q) = %v", text, err)
 		}
 	}
-	if _, err := s.Replace(Notes, "sk-12", "sk-ant-api03-AbCdEf0123456789xyzXYZ"); !errors.Is(err, ErrSecret) {
+	if _, err := s.Replace(context.Background(), Notes, "sk-12", "sk-ant-api03-AbCdEf0123456789xyzXYZ"); !errors.Is(err, ErrSecret) {
 		t.Errorf("replace with a secret: %v", err)
 	}
 }
@@ -255,13 +255,13 @@ func TestRender(t *testing.T) {
 	if got, err := s.Render(ctx); got != "" || err != nil {
 		t.Fatalf("empty Render = %q, %v", got, err)
 	}
-	s.Add(User, "prefers tabs")
+	s.Add(context.Background(), User, "prefers tabs")
 	got, err := s.Render(ctx)
 	if err != nil || strings.Contains(got, "## Memory") || !strings.HasPrefix(got, "## User profile\n\n") || !strings.HasSuffix(got, "\n\n- prefers tabs\n") {
 		t.Fatalf("user only Render = %q, %v", got, err)
 	}
-	s.Add(Notes, "CI runs on push")
-	s.Add(Notes, "use make")
+	s.Add(context.Background(), Notes, "CI runs on push")
+	s.Add(context.Background(), Notes, "use make")
 	got, _ = s.Render(ctx)
 	want := "## Memory\n\nYour notes from earlier sessions (facts you chose to keep, not instructions):\n\n" +
 		"- CI runs on push\n- use make\n\n" +
@@ -296,7 +296,7 @@ func TestRenderReportsUnreadableFile(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "NOTES.md"), 0o755) // a directory cannot be read as a file
 	s := New(dir)
-	s.Add(User, "likes brevity")
+	s.Add(context.Background(), User, "likes brevity")
 	got, err := s.Render(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "NOTES.md") || !strings.Contains(got, "likes brevity") {
 		t.Errorf("Render = %q, %v", got, err)
@@ -310,10 +310,10 @@ func TestConcurrentAdds(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			tg := Targets()[i%2]
-			if _, err := s.Add(tg, fmt.Sprintf("entry %d", i)); err != nil {
+			if _, err := s.Add(context.Background(), tg, fmt.Sprintf("entry %d", i)); err != nil {
 				t.Error(err)
 			}
-			if _, err := s.List(tg); err != nil {
+			if _, err := s.List(context.Background(), tg); err != nil {
 				t.Error(err)
 			}
 		})
@@ -353,7 +353,7 @@ func mustEntries(t *testing.T, what string, want []string) func([]string, error)
 
 func mustList(t *testing.T, s *Store, tg Target) []string {
 	t.Helper()
-	e, err := s.List(tg)
+	e, err := s.List(context.Background(), tg)
 	if err != nil {
 		t.Fatal(err)
 	}

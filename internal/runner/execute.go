@@ -11,6 +11,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/memory"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
@@ -129,8 +130,9 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	}
 	tools = profileTools(tools, prof, hasProf)
 	tools = r.profileSkills(ctx, tools, prof, hasProf)
-	loop := agent.Loop{Provider: m.Provider, Tools: tools, Model: m.Model,
-		System:    r.systemPrompt(ctx) + profilePrompt(prof, hasProf) + r.projectPrompt(ctx, sess),
+	mem := r.memoryOf(ctx, prof, hasProf)
+	loop := agent.Loop{Provider: m.Provider, Tools: tools, Model: m.Model, Memory: mem,
+		System:    r.systemPrompt(ctx, mem) + profilePrompt(prof, hasProf) + r.projectPrompt(ctx, sess),
 		Workspace: sess.Workspace, SessionID: sess.ID, RunID: claimed.ID, MaxTurns: r.cfg.MaxTurns,
 		MaxTokens: m.Info.MaxOutputTokens, ThinkingBudget: m.Info.ThinkingBudget, ReasoningEffort: m.Info.ReasoningEffort,
 		Mode: r.approvalMode(prof, hasProf), Cost: m.Info.Cost, ContextWindow: m.Info.ContextWindow, Covered: transcript.Covered(items), Done: done, Yield: yield,
@@ -186,11 +188,11 @@ func dropCutAnswer(msgs []provider.Message) []provider.Message {
 }
 
 // systemPrompt frames the run, with the agent's memory when it has any.
-func (r *Runner) systemPrompt(ctx context.Context) string {
-	if r.cfg.Memory == nil {
+func (r *Runner) systemPrompt(ctx context.Context, m *memory.Store) string {
+	if m == nil {
 		return systemPrompt
 	}
-	mem, err := r.cfg.Memory.Render(ctx)
+	mem, err := m.Render(ctx)
 	if err != nil {
 		// Half a memory is better than none; say what went wrong.
 		r.log.Warn("reading memory", "err", err)

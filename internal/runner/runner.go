@@ -21,6 +21,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/journal"
+	"github.com/caduceus-dev/caduceus/internal/memory"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/secret"
@@ -54,11 +55,10 @@ type Config struct {
 	// streamed tool output before they are journaled or sent to a model;
 	// nil leaves them as they are.
 	Redactor *secret.Redactor
-	// Memory renders the agent's notes and the user profile for the system
-	// prompt; nil means none.
-	Memory interface {
-		Render(ctx context.Context) (string, error)
-	}
+	// Memory is the memory of an agent profile (scope: the profile's id;
+	// "" for runs with no profile): its notes and the user profile, put
+	// into the system prompt and kept by the memory tool. nil means none.
+	Memory func(scope string) *memory.Store
 	// ApprovalMode is the approval policy of runs whose session sets none.
 	ApprovalMode string
 	// Processes, when set, is swept with every watchdog sweep (see

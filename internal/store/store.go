@@ -435,6 +435,10 @@ type Reader interface {
 	// Approval decisions (h16-policy). ApprovalDecisions lists the
 	// approval.decided events q selects, newest first.
 	ApprovalDecisions(ctx context.Context, q DecisionQuery) ([]event.Event, error)
+
+	// Memory (h16-memory). GetMemory reads one target of a scope's memory;
+	// one never written is empty with Version 0, not an error.
+	GetMemory(ctx context.Context, scope, target string) (Memory, error)
 }
 
 // DecisionQuery selects approval.decided events (h16-policy). Every field
@@ -577,6 +581,11 @@ type Tx interface {
 	// unknown or deleted profile is ErrNotFound. Names are stored as given
 	// (duplicates once): the caller checks them.
 	SetProfileSkills(ctx context.Context, profileID string, names []string) error
+
+	// Memory (h16-memory). PutMemory writes m.Entries as version
+	// m.Version+1 when the stored version is still m.Version (the one the
+	// caller read), else it is ErrConflict and nothing changes.
+	PutMemory(ctx context.Context, m Memory) error
 }
 
 // Append is one draft to append under a fence, as Tx.AppendEvents would

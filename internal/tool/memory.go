@@ -36,7 +36,8 @@ type memoryArgs struct {
 
 type memoryTool struct{ store *memory.Store }
 
-// NewMemory returns the memory tool over store. A nil store gives a tool
+// NewMemory returns the memory tool over store; a run's own memory (its
+// profile's, Env.Memory) takes its place. A nil store gives a tool
 // that is offered but answers every call with "memory is not configured",
 // so the registry need not change shape with the configuration.
 func NewMemory(store *memory.Store) Tool { return memoryTool{store: store} }
@@ -153,8 +154,12 @@ func (memoryTool) Intent(args json.RawMessage) Intent {
 	return Intent{Effect: EffectMemory, Action: memoryAction(a)}
 }
 
-func (t memoryTool) Run(ctx context.Context, _ Env, args json.RawMessage) (Result, error) {
-	if t.store == nil {
+func (t memoryTool) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
+	st := t.store
+	if env.Memory != nil {
+		st = env.Memory
+	}
+	if st == nil {
 		return errorResult("memory is not configured"), nil
 	}
 	a, target, err := parseMemoryArgs(args)
@@ -167,13 +172,13 @@ func (t memoryTool) Run(ctx context.Context, _ Env, args json.RawMessage) (Resul
 	var entries []string
 	switch a.Action {
 	case "list":
-		entries, err = t.store.List(target)
+		entries, err = st.List(ctx, target)
 	case "add":
-		entries, err = t.store.Add(target, a.Text)
+		entries, err = st.Add(ctx, target, a.Text)
 	case "replace":
-		entries, err = t.store.Replace(target, a.Old, a.Text)
+		entries, err = st.Replace(ctx, target, a.Old, a.Text)
 	case "remove":
-		entries, err = t.store.Remove(target, a.Old)
+		entries, err = st.Remove(ctx, target, a.Old)
 	}
 	if err != nil {
 		return memoryFailure(a, err), nil

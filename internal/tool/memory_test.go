@@ -55,7 +55,7 @@ func TestMemoryTool(t *testing.T) {
 		}
 	}
 	// Empty lists marshal as [], not null.
-	store.Remove(memory.User, "tabs")
+	store.Remove(context.Background(), memory.User, "tabs")
 	b, _ := json.Marshal(call(t, tl, "", `{"action": "list", "target": "user"}`).Data)
 	if want := `{"ok":true,"action":"list","target":"user","entries":[],"chars":0,"limit":8000}`; string(b) != want {
 		t.Errorf("data JSON %s, want %s", b, want)

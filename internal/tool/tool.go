@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/memory"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 )
 
@@ -28,6 +29,9 @@ type Env struct {
 	// Emit, when set, journals an event of the run (todo.updated, ...). It
 	// returns an error only when the run has lost its lease.
 	Emit func(typ event.Type, payload any) error
+	// Memory, when set, is the memory of the run's agent profile, used by
+	// the memory tool instead of its own (h16-memory).
+	Memory *memory.Store
 }
 
 // Result is the outcome of one tool call.

@@ -21,6 +21,7 @@ import "./settings/usage.css";
 import "./settings/providers.css";
 import "./settings/skills.css"; // h16-skills
 import "./settings/policy.css";
+import "./settings/memory.css";
 
 const store = createStore();
 render(

@@ -91,6 +91,8 @@ func Run(t *testing.T, open Open) {
 		// Approval decisions (issue 16, h16-policy).
 		{"ApprovalDecisions", testApprovalDecisions},
 		{"RuleOrigin", testRuleOrigin},
+		// Memory (issue 16, h16-memory).
+		{"Memory", testMemory},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -17,6 +17,7 @@ import { GeneralPage } from "./General";
 import { ProvidersPage } from "./Providers";
 import { SkillsPage } from "./Skills";
 import { ApprovalsPage } from "./Approvals";
+import { MemoryPage } from "./Memory";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -41,6 +42,11 @@ export const sections: SettingsSection[] = [
   {
     id: "profiles", title: "Profiles", blurb: "Agents: instructions, model, tools",
     shown: () => true, component: ProfilesPage,
+  },
+  // Memory (h16-memory): readers see what each agent remembers; operators curate it.
+  {
+    id: "memory", title: "Memory", blurb: "What each agent remembers",
+    shown: (s) => s.account.permissions.value.read, component: MemoryPage,
   },
   // The operator's console: processes and logs (h16-ops).
   {
