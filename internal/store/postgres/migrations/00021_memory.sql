@@ -12,3 +12,6 @@ CREATE TABLE memory (
     updated_at_ms BIGINT NOT NULL,
     PRIMARY KEY (profile_id, target)
 );
+
+-- +goose Down
+DROP TABLE memory;

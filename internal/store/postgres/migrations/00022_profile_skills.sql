@@ -6,3 +6,6 @@ CREATE TABLE profile_skills (
     skill      TEXT COLLATE "C" NOT NULL,
     PRIMARY KEY (profile_id, skill)
 );
+
+-- +goose Down
+DROP TABLE profile_skills;

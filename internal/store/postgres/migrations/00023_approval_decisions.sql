@@ -8,3 +8,8 @@ CREATE INDEX events_approval_decided ON events (id) WHERE type = 'approval.decid
 -- the request it answered ('' for one created through the API).
 ALTER TABLE approval_rules ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE approval_rules ADD COLUMN request_id TEXT NOT NULL DEFAULT '';
+
+-- +goose Down
+ALTER TABLE approval_rules DROP COLUMN request_id;
+ALTER TABLE approval_rules DROP COLUMN created_by;
+DROP INDEX events_approval_decided;
