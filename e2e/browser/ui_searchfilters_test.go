@@ -164,6 +164,8 @@ func TestUISearchFilters(t *testing.T) {
 	br.waitJS("the archived session in the address", fmt.Sprintf("location.pathname.endsWith(%s)", js(c)))
 	br.waitSessionLoaded()
 	br.waitJS("the message scrolled into view", inViewJS(itemID))
+	// The header names the archived session (it is in no list page).
+	br.waitJS("the header names the archived session", "document.querySelector('.hdr-title')?.textContent === 'platypus notes, archived'")
 	if last := lastItemID(br); last != itemID && eval[bool](br, inViewJS(last)) {
 		t.Errorf("the view shows the transcript's end, not the message")
 	}
