@@ -20,8 +20,9 @@ run:
 # `make test` installs them first.
 #
 # Everything but e2e/processes and e2e/cluster runs niced: the runner processes those tests
-# start must renew a 2 s lease in time, so they get the CPU first (on a
-# loaded machine a starved runner lost its lease in TestRunnerSIGTERMHandsOver).
+# start must renew their lease in time, so they get the CPU first (on a
+# loaded machine a starved runner lost its lease in TestRunnerSIGTERMHandsOver;
+# the processes the tests start hold leases of e2etest.ProcLease, 4 s).
 # The acceptance packages take 4-6 minutes alone beside each other; on a
 # loaded machine a slow run should finish rather than hit go test's
 # 10-minute default.
@@ -54,7 +55,7 @@ test-e2e-processes:
 
 # Web nodes and runners on one PostgreSQL server, the runners in network
 # namespaces of their own (root; skips without it unless CI=true). Not
-# niced, for the same reason as e2e/processes: its runners renew a 2 s lease.
+# niced, for the same reason as e2e/processes: its runners renew a lease (clusterLease).
 test-e2e-cluster:
 	@$(GOTEST) ./e2e/cluster/ | $(PROGRESS)
 

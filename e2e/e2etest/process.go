@@ -213,8 +213,15 @@ func StartWeb(t *testing.T, bin, dataDir, ws, scriptPath string, extra ...string
 	return StartServe(t, bin, dataDir, ws, scriptPath, append([]string{"--runner=none"}, extra...)...)
 }
 
+// ProcLease is the lease of the processes StartServe and StartRunner
+// start. Shorter leases made tests quick, but on a loaded machine (five
+// -race test processes, and the checkpoints' git calls beside a run) a
+// 2 s lease's renewal came late and the watchdog interrupted a live run.
+const ProcLease = 4 * time.Second
+
 // StartServe runs `bin serve` on dataDir with the test defaults (any
-// port, lease 2s, no retries) and extra args, and waits until it serves.
+// port, lease ProcLease, no retries) and extra args, and waits until it
+// serves.
 func StartServe(tb testing.TB, bin, dataDir, ws, scriptPath string, extra ...string) *WebProc {
 	tb.Helper()
 	return StartServeEnv(tb, bin, nil, dataDir, ws, scriptPath, extra...)
@@ -225,7 +232,7 @@ func StartServe(tb testing.TB, bin, dataDir, ws, scriptPath string, extra ...str
 func StartServeEnv(tb testing.TB, bin string, env []string, dataDir, ws, scriptPath string, extra ...string) *WebProc {
 	tb.Helper()
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--workspace", ws,
-		"--demo-script", scriptPath, "--lease", "2s", "--max-retries", "0"}
+		"--demo-script", scriptPath, "--lease", ProcLease.String(), "--max-retries", "0"}
 	c, line := LaunchEnv(tb, bin, "web", append(args, extra...), env, func(l string) bool {
 		return strings.Contains(l, " serving ")
 	})
@@ -238,7 +245,7 @@ func StartServeEnv(tb testing.TB, bin string, env []string, dataDir, ws, scriptP
 func StartRunner(tb testing.TB, bin, dataDir, ws, scriptPath string, extra ...string) *RunnerProc {
 	tb.Helper()
 	args := []string{"runner", "--data-dir", dataDir, "--workspace", ws, "--demo-script", scriptPath,
-		"--lease", "2s", "--grace", "5s"}
+		"--lease", ProcLease.String(), "--grace", "5s"}
 	var id, version string
 	c, _ := Launch(tb, bin, "runner", append(args, extra...), func(l string) bool {
 		// Caduceus <version> runner <runner-id> ready

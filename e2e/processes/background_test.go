@@ -67,7 +67,7 @@ func TestBackgroundProcessDiesWithItsRunner(t *testing.T) {
 
 			killed := time.Now()
 			killAndReplace()
-			// Swept every lease/3 (the tests' lease is 2 s) by the web
+			// Swept every lease/3 (e2etest.ProcLease) by the web
 			// tier, at once by a runner that starts: 15 s is a bound for
 			// a loaded machine, not a measurement.
 			deadline := killed.Add(15 * time.Second)

@@ -104,7 +104,7 @@ func testRunnerKilledRunResumes(t *testing.T, dbArgs []string) {
 
 	web.WaitRun(t, r.ID, 30*time.Second, "interrupted", func(r e2etest.RunJSON) bool { return r.Status == "interrupted" })
 	if d := time.Since(killed); d > 15*time.Second {
-		t.Errorf("the run was interrupted %s after its runner died; lease 2s", d.Round(time.Millisecond))
+		t.Errorf("the run was interrupted %s after its runner died; lease %s", d.Round(time.Millisecond), e2etest.ProcLease)
 	}
 	shell := readPID(t, pids)
 	for alive(shell) {
@@ -138,7 +138,7 @@ func testRunnerKilledRunResumes(t *testing.T, dbArgs []string) {
 	// On SQLite the web tier sees at once that the runner's process is
 	// gone; on a shared database liveness is lease-only, and the dead
 	// runner counts as live until its last heartbeat is 3 leases old.
-	for deadline := killed.Add(3*2*time.Second + 5*time.Second); ; {
+	for deadline := killed.Add(3*e2etest.ProcLease + 5*time.Second); ; {
 		h, _ := web.Health(t)
 		if h.Status == "degraded" && h.QueueDepth == 1 {
 			break
