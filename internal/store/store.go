@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/internal/budget"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/run"
 )
@@ -373,6 +374,14 @@ type Reader interface {
 	ListProfiles(ctx context.Context) ([]Profile, error)
 	// DefaultProfile finds the live default profile; ErrNotFound if none.
 	DefaultProfile(ctx context.Context) (Profile, error)
+
+	// Budgets (h16-budgets). GetBudget finds the limits of a scope's
+	// target; ErrNotFound if none are set. ListBudgets lists those of one
+	// scope ("" every scope) by scope, then target. DayUsage is what the
+	// server spent on the UTC day (budget.Day); zero when nothing yet.
+	GetBudget(ctx context.Context, scope, target string) (Budget, error)
+	ListBudgets(ctx context.Context, scope string) ([]Budget, error)
+	DayUsage(ctx context.Context, day string) (DayUsage, error)
 }
 
 // Tx is one transaction's view: reads see its own writes.
@@ -487,6 +496,30 @@ type Tx interface {
 	// DeleteProfile marks a live profile deleted at at (and no longer the
 	// default); sessions and projects keep naming it.
 	DeleteProfile(ctx context.Context, id string, at time.Time) error
+
+	// Budgets (h16-budgets). PutBudget sets (replaces) the limits of a
+	// scope's target; DeleteBudget removes them (none set is no error).
+	// AddDayUsage adds u's counters to its day's.
+	PutBudget(ctx context.Context, b Budget) error
+	DeleteBudget(ctx context.Context, scope, target string) error
+	AddDayUsage(ctx context.Context, u DayUsage) error
+}
+
+// Budget is the limits of one scope's target (h16-budgets): a run, a
+// session or a profile by id, or the server per day (target "").
+type Budget struct {
+	Scope     string
+	Target    string
+	Limits    budget.Limits
+	UpdatedAt time.Time
+}
+
+// DayUsage is what the server's runs spent on one UTC day (h16-budgets).
+type DayUsage struct {
+	Day       string
+	Tokens    int64
+	CostUSD   float64
+	ToolCalls int64
 }
 
 // Append is one draft to append under a fence, as Tx.AppendEvents would

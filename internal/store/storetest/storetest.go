@@ -80,6 +80,9 @@ func Run(t *testing.T, open Open) {
 		{"ProfilesCRUD", testProfilesCRUD},
 		{"ProfilesDefault", testProfilesDefault},
 		{"ProfileOfSessionsAndProjects", testProfileOfSessionsAndProjects},
+		// Budgets (issue 16, h16-budgets).
+		{"Budgets", testBudgets},
+		{"BudgetDayUsage", testBudgetDayUsage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
