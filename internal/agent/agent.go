@@ -118,6 +118,36 @@ type Loop struct {
 	// boundary before a model call, so a steer reaches the model after the
 	// running tool calls and without cancelling anything.
 	Steers func(ctx context.Context) ([]Steer, error)
+	// Guard, when set, is asked at every step boundary: after a model call
+	// that asked for tools and after every tool call. An error stops the
+	// loop there, with everything done so far journaled and calls not
+	// begun left open (as with Yield); the runner pauses the run on an
+	// error wrapping ErrPause (h16-budgets).
+	Guard func(ctx context.Context, s Step) error
+}
+
+// Step is what the loop just did, for Guard. After a model call Tool is
+// ""; after a tool call Turn is zero.
+type Step struct {
+	Turn     event.UsageTotals // the model call's usage
+	Turns    int               // model calls of the run so far, earlier claims included
+	Tool     string
+	Args     json.RawMessage
+	ToolDone string // the call's status (event.ToolOK, ...)
+}
+
+// ErrPause is wrapped by a Guard's error when the run must pause until a
+// person resumes it: a budget was reached, it looks stuck or a person asked.
+var ErrPause = errors.New("agent: paused at a step boundary")
+
+func (l *Loop) guard(ctx context.Context, h Host, s Step) error {
+	if l.Guard == nil {
+		return nil
+	}
+	if err := l.Guard(ctx, s); err != nil {
+		return errors.Join(err, h.Flush(ctx))
+	}
+	return nil
 }
 
 // Steer is a person's message for the running run.
@@ -203,6 +233,9 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 		if len(t.msg.ToolCalls) == 0 {
 			return res, h.Flush(ctx)
 		}
+		if err := l.guard(ctx, h, Step{Turn: t.usage, Turns: i + 1}); err != nil {
+			return res, err
+		}
 		results := make([]provider.ToolResult, 0, len(t.msg.ToolCalls))
 		for _, c := range t.msg.ToolCalls {
 			if l.yield() {
@@ -215,6 +248,13 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 				return res, err
 			}
 			results = append(results, r)
+			status := event.ToolOK
+			if r.IsError {
+				status = event.ToolError
+			}
+			if err := l.guard(ctx, h, Step{Turns: i + 1, Tool: c.Name, Args: c.Args, ToolDone: status}); err != nil {
+				return res, err
+			}
 		}
 		msgs = append(msgs, provider.Message{Role: provider.RoleTool, ToolResults: results})
 	}

@@ -151,5 +151,12 @@ func Check(scope string, l Limits, u Usage) (Breach, bool) {
 
 func usd(v float64) string { return "$" + strconv.FormatFloat(v, 'f', 4, 64) }
 
+// DayUsage is a step's addition to the server's day.
+type DayUsage struct {
+	Tokens    int64
+	CostUSD   float64
+	ToolCalls int64
+}
+
 // Day is the key of the UTC day t falls on.
 func Day(t time.Time) string { return t.UTC().Format(time.DateOnly) }

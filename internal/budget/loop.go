@@ -44,6 +44,9 @@ func (r *Repeats) Observe(name string, args []byte) (string, bool) {
 	return fmt.Sprintf("looks stuck: called %s with the same arguments %d times in a row (%s)", name, r.count, shown), true
 }
 
+// Count is how many times in a row the last call was made.
+func (r *Repeats) Count() int { return r.count }
+
 // Reset forgets the calls seen: a person resumed the run.
 func (r *Repeats) Reset() { r.last, r.count = "", 0 }
 
