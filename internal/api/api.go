@@ -315,6 +315,10 @@ func (a *API) routes() []route {
 		{"POST /api/processes/{id}/kill", a.killProcess},
 		{"GET /api/logs", a.listLogs},
 		{"GET /api/runs/{id}/journal", a.runJournal},
+		// Budgets, pause and health (h16-budgets, budgets.go).
+		{"POST /api/runs/{id}/pause", a.pauseRun},
+		{"GET /api/budgets", a.listBudgets},
+		{"PUT /api/budgets", a.putBudget},
 	}
 }
 
@@ -396,6 +400,9 @@ func statusOf(code string) int {
 	// Profiles (h16-profiles). profile_not_found stays 400: it answers a
 	// profile_id in a body; a route's unknown profile is not_found.
 	case control.CodeProfileNameTaken:
+		return http.StatusConflict
+	// Budgets (h16-budgets): a run that is not running cannot pause.
+	case control.CodeNotPausable:
 		return http.StatusConflict
 	// Versions of a conversation.
 	case control.CodeNotRetryable, control.CodeNothingToUndo, control.CodeNothingToRestore, control.CodeNothingToContinue:

@@ -157,6 +157,12 @@ var routePerms = map[string]perm{
 	"POST /api/processes/{id}/kill": permOperate,
 	"GET /api/logs":                 permAdmin,
 	"GET /api/runs/{id}/journal":    permRead,
+	// Budgets, pause and health (h16-budgets). Pausing a run is operating
+	// it; limits of sessions, profiles and the server's day configure the
+	// server.
+	"POST /api/runs/{id}/pause": permOperate,
+	"GET /api/budgets":          permRead,
+	"PUT /api/budgets":          permAdmin,
 }
 
 // permitted checks the request's principal against the route's entry and

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/budget"
@@ -33,6 +34,9 @@ const (
 	CodeNotPausable   = "not_pausable"
 	CodeInvalidBudget = "invalid_budget"
 )
+
+// pausedPrefix opens the message of a pause's diagnostic.
+const pausedPrefix = "Paused: "
 
 // PauseCause is why a run pauses.
 type PauseCause struct {
@@ -73,7 +77,7 @@ func pauseInTx(ctx context.Context, tx store.Tx, r store.Run, evs []event.Event,
 		event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunStatus,
 			Payload: event.RunStatusPayload{Status: string(run.Paused), Reason: c.Reason}},
 		event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.Diagnostic,
-			Payload: event.DiagnosticPayload{Level: "warning", Code: c.Code, Message: "Paused: " + c.Reason, Details: c.Details}})
+			Payload: event.DiagnosticPayload{Level: "warning", Code: c.Code, Message: pausedPrefix + c.Reason, Details: c.Details}})
 	if _, err := tx.AppendEvents(ctx, fence, drafts...); err != nil {
 		return err
 	}
@@ -143,7 +147,7 @@ func PausedBy(evs []event.Event) (PauseCause, bool) {
 		}
 		switch p.Code {
 		case PauseBudget, PauseStuck, PauseByPerson:
-			return PauseCause{Code: p.Code, Reason: p.Message, Details: p.Details}, true
+			return PauseCause{Code: p.Code, Reason: strings.TrimPrefix(p.Message, pausedPrefix), Details: p.Details}, true
 		}
 	}
 	return PauseCause{}, false
