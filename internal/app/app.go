@@ -190,7 +190,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skill.New(filepath.Join(cfg.DataDir, "skills")), Processes: a.procs})
 		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
 			Memory: mem, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg),
-			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg), StuckRepeats: stuckRepeats(cfg.StuckRepeats)},
+			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg), StuckRepeats: cfg.StuckRepeats},
 			st, a.w, a.hub, tools, reg, log)
 	} else {
 		a.watch = runner.NewWatchdog(st, a.w, "", runner.Config{Lease: cfg.Lease, LeaseOnly: shared(cfg), Processes: sweeper}, log)
@@ -519,13 +519,4 @@ func toolNames(specs []provider.ToolSpec) []string {
 		out[i] = s.Name
 	}
 	return out
-}
-
-// stuckRepeats turns --stuck-repeats (0: never) into the runner's setting
-// (0: the default, negative: never) (h16-budgets).
-func stuckRepeats(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }

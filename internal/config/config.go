@@ -56,7 +56,8 @@ type Config struct {
 	// MaxConcurrent bounds the runs a runner executes at once.
 	MaxConcurrent int
 	// StuckRepeats is how many identical tool calls in a row pause a run
-	// as looking stuck (h16-budgets); 0 turns detection off.
+	// as looking stuck (h16-budgets): 0 means the runner's default (3),
+	// negative never (the flag's 0, which reads better on a command line).
 	StuckRepeats int
 	// ReadTimeout bounds reading one request, headers and body; event
 	// streams, long-lived GETs, are exempt once their headers are read.
@@ -260,6 +261,11 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		return c, fmt.Errorf("%s: unexpected argument %q", cmd, fs.Arg(0))
 	}
 	c.KeepOrphans = !*killOrphans
+	if c.StuckRepeats == 0 {
+		c.StuckRepeats = -1
+	} else if c.StuckRepeats < 0 {
+		return c, errors.New("stuck-repeats must not be negative (0 never pauses a run as stuck)")
+	}
 	if c.Database == "" {
 		c.Database = getenv("CADUCEUS_DATABASE_URL")
 	}
@@ -331,8 +337,8 @@ func (c *Config) finish() error {
 		return errors.New("retry-backoff must not be negative")
 	case c.MaxConcurrent < 1:
 		return errors.New("max-concurrent must be at least 1")
-	case c.StuckRepeats < 0 || c.StuckRepeats > 1000:
-		return errors.New("stuck-repeats must be between 0 (never) and 1000")
+	case c.StuckRepeats > 1000:
+		return errors.New("stuck-repeats must be at most 1000")
 	case c.CheckpointMaxBytes < 0:
 		return errors.New("checkpoint-max-bytes must not be negative (0 never prunes)")
 	}
