@@ -117,10 +117,30 @@ type Breach struct {
 	Max    string `json:"max"`
 	Used   string `json:"used"`
 	Reason string `json:"reason"`
+	// MaxValue is the limit as a number in the field's unit, for a form
+	// offering a higher one.
+	MaxValue float64 `json:"max_value"`
 }
 
 // Check returns the first limit of l that u reaches, if any.
 func Check(scope string, l Limits, u Usage) (Breach, bool) {
+	b, ok := check(scope, l, u)
+	switch b.Limit {
+	case "max_tokens":
+		b.MaxValue = float64(l.MaxTokens)
+	case "max_cost_usd":
+		b.MaxValue = l.MaxCostUSD
+	case "max_tool_calls":
+		b.MaxValue = float64(l.MaxToolCalls)
+	case "max_consecutive_errors":
+		b.MaxValue = float64(l.MaxConsecutiveErrors)
+	case "max_wall_seconds":
+		b.MaxValue = float64(l.MaxWallSeconds)
+	}
+	return b, ok
+}
+
+func check(scope string, l Limits, u Usage) (Breach, bool) {
 	of := ""
 	if scope != ScopeRun {
 		of = " of this " + scope

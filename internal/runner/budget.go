@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -200,7 +201,7 @@ func (g *guard) check(ctx context.Context, s agent.Step) error {
 	} {
 		if b, hit := budget.Check(c.scope, c.l, c.u); hit {
 			return &pauseError{control.PauseCause{Code: control.PauseBudget, Reason: b.Reason,
-				Details: map[string]any{"scope": b.Scope, "limit": b.Limit, "max": b.Max, "used": b.Used}}}
+				Details: map[string]any{"scope": b.Scope, "limit": b.Limit, "max": b.Max, "used": b.Used, "max_value": b.MaxValue}}}
 		}
 	}
 	return nil
@@ -234,7 +235,8 @@ func (g *guard) health(turns int) error {
 		rate = float64(g.errs) / float64(g.calls)
 	}
 	return g.h.Emit(event.Diagnostic, event.DiagnosticPayload{Level: "info", Code: "run_health",
-		Message: "Run health", Details: map[string]any{"turns": turns, "tokens": g.runUse.Tokens, "cost_usd": g.runUse.CostUSD,
+		Message: fmt.Sprintf("Health after %d model calls: %d tokens, $%.4f, %d of %d tool calls failed", turns, g.runUse.Tokens, g.runUse.CostUSD, g.errs, g.calls),
+		Details: map[string]any{"turns": turns, "tokens": g.runUse.Tokens, "cost_usd": g.runUse.CostUSD,
 			"tool_calls": g.runUse.ToolCalls, "tool_errors": g.errs, "error_rate": rate,
 			"wall_ms": time.Since(g.started).Milliseconds()}})
 }

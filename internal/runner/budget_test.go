@@ -131,3 +131,38 @@ func TestPersonPausesRunningRun(t *testing.T) {
 		checkOnce(t, e.events(r.ID), run.Cancelled)
 	})
 }
+
+// TestHealthReports: every HealthEvery model calls the run journals a
+// run_health diagnostic with what it spent and its error rate.
+func TestHealthReports(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, open storetest.Open) {
+		t.Parallel()
+		e := newEnv(t, open, script(
+			turn(call("run_command", `{"command":"echo 1"}`), usage(100, 10)),
+			turn(call("run_command", `{"command":"exit 3"}`), usage(100, 10)),
+			turn(call("run_command", `{"command":"echo 3"}`), usage(100, 10)),
+			turn(call("run_command", `{"command":"echo 4"}`), usage(100, 10)),
+			turn(text("done")),
+		), control.RetryPolicy{})
+		r := e.send("work")
+		e.start(runner.Config{ApprovalMode: "off", HealthEvery: 2})
+		e.wait(r.ID, "completed", terminal)
+		var health []event.DiagnosticPayload
+		for _, ev := range e.events(r.ID) {
+			var p event.DiagnosticPayload
+			if ev.Type == event.Diagnostic && json.Unmarshal(ev.Payload, &p) == nil && p.Code == "run_health" {
+				health = append(health, p)
+			}
+		}
+		if len(health) != 2 {
+			t.Fatalf("%d health reports, want 2", len(health))
+		}
+		last := health[1]
+		if last.Details["turns"] != float64(4) || last.Details["tokens"] != float64(440) || last.Details["tool_calls"] != float64(3) {
+			t.Fatalf("last health report %+v", last)
+		}
+		if !strings.HasPrefix(last.Message, "Health after 4 model calls: 440 tokens") {
+			t.Fatalf("message %q", last.Message)
+		}
+	})
+}
