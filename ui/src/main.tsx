@@ -17,6 +17,7 @@ import "./workspace/workspace.css";
 import "./settings/settings.css";
 import "./settings/profiles.css";
 import "./settings/ops.css";
+import "./settings/budgets.css";
 
 const store = createStore();
 render(

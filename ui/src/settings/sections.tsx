@@ -10,6 +10,7 @@ import { UsersPage } from "../shell/Users";
 import { ProfilesPage } from "./Profiles";
 import { ProcessesPage } from "./Processes";
 import { LogsPage } from "./Logs";
+import { BudgetsPage } from "./Budgets";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -43,5 +44,10 @@ export const sections: SettingsSection[] = [
   {
     id: "logs", title: "Logs", blurb: "The server's log, live",
     shown: (s) => s.account.permissions.value.admin, component: LogsPage,
+  },
+  // Budgets (h16-budgets): everyone who reads sees them; admins change them.
+  {
+    id: "budgets", title: "Budgets", blurb: "Limits per day and per profile",
+    shown: (s) => s.account.permissions.value.read, component: BudgetsPage,
   },
 ];

@@ -98,6 +98,11 @@ export function resumedNode(id: string, attempt: number, at: number, replay: boo
   return { id, type: "marker", label: `Resumed (attempt ${attempt})`, state: "done", startedAt: at, children: [], replay };
 }
 
+/** A run's health report (diagnostic run_health, h16-budgets). */
+export function healthNode(id: string, label: string, at: number, replay: boolean): ActivityNode {
+  return { id, type: "marker", label, state: "done", startedAt: at, children: [], replay };
+}
+
 function rootIndex(roots: Roots, runId: string): number {
   for (let i = roots.length - 1; i >= 0; i--) if (roots[i].id === runId) return i;
   return -1;
