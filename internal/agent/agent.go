@@ -134,6 +134,9 @@ type Step struct {
 	Tool     string
 	Args     json.RawMessage
 	ToolDone string // the call's status (event.ToolOK, ...)
+	// Final: the model call answered without tools; the run ends after
+	// it, whatever the Guard says.
+	Final bool
 }
 
 // ErrPause is wrapped by a Guard's error when the run must pause until a
@@ -231,6 +234,11 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 		}
 		msgs = append(msgs, t.msg)
 		if len(t.msg.ToolCalls) == 0 {
+			// The final answer is counted too, but nothing is left to
+			// pause before.
+			if l.Guard != nil {
+				_ = l.Guard(ctx, Step{Turn: t.usage, Turns: i + 1, Final: true})
+			}
 			return res, h.Flush(ctx)
 		}
 		if err := l.guard(ctx, h, Step{Turn: t.usage, Turns: i + 1}); err != nil {
@@ -281,6 +289,13 @@ func (l *Loop) settle(ctx context.Context, h Host, pending []transcript.Pending)
 				return nil, err
 			}
 			out = append(out, r)
+			status := event.ToolOK
+			if r.IsError {
+				status = event.ToolError
+			}
+			if err := l.guard(ctx, h, Step{Turns: l.Done.Turns, Tool: p.Call.Name, Args: p.Call.Args, ToolDone: status}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil

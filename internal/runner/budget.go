@@ -162,7 +162,7 @@ func (g *guard) check(ctx context.Context, s agent.Step) error {
 		g.sessionUse.Tokens += tokens
 		g.sessionUse.CostUSD += s.Turn.CostUSD
 		day.Tokens, day.CostUSD = tokens, s.Turn.CostUSD
-		if every := g.r.healthEvery(); every > 0 && s.Turns%every == 0 {
+		if every := g.r.healthEvery(); every > 0 && s.Turns%every == 0 && !s.Final {
 			if err := g.health(s.Turns); err != nil {
 				return err
 			}
@@ -183,7 +183,7 @@ func (g *guard) check(ctx context.Context, s agent.Step) error {
 		}
 	}
 	dayUse, err := g.addDay(ctx, day)
-	if err != nil {
+	if err != nil || s.Final {
 		return err
 	}
 	if g.pauseAsked.Load() {

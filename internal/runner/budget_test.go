@@ -81,6 +81,12 @@ func TestBudgetPausesAndResumes(t *testing.T) {
 		if n := count(evs, event.ToolDone); n != 2 {
 			t.Fatalf("%d tool calls done, want 2", n)
 		}
+		// The server's day counts every model call and tool call, the
+		// final answer's and the call run after the resume included.
+		day, err := e.st.DayUsage(e.ctx, budget.Day(time.Now()))
+		if err != nil || day.Tokens != 312+212+255 || day.ToolCalls != 2 {
+			t.Fatalf("day usage %+v, %v; want 779 tokens and 2 tool calls", day, err)
+		}
 	})
 }
 

@@ -1,0 +1,97 @@
+package browser
+
+// Budgets and health (issue 16, h16-budgets): a run that reaches its
+// session's 500-token budget pauses; the transcript says why and offers
+// to raise the limit (at double) or stop; the session needs a person;
+// resumed with 5,000 the run completes. The Budgets section of Settings
+// shows the day's spending and the limits.
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+	"github.com/caduceus-dev/caduceus/internal/provider/demo"
+)
+
+func TestUIBudgetPauseAndResume(t *testing.T) {
+	t.Parallel()
+	use := func(in, out int64) demo.Step {
+		return demo.Step{Kind: demo.KindUsage, InputTokens: in, OutputTokens: out}
+	}
+	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("",
+		e2etest.Turn(e2etest.Call("run_command", `{"command":"echo one"}`), use(300, 12)),
+		e2etest.Turn(e2etest.Call("run_command", `{"command":"echo two"}`), use(200, 12)),
+		e2etest.Turn(e2etest.Text("All done within budget."), use(250, 5)),
+	)), e2etest.WithApprovalMode("off"))
+	dir := screenshotDir(t)
+	sid := s.NewSession(t)
+	if c := e2etest.Do(t, "PUT", s.URL+"/api/budgets", map[string]any{"scope": "session", "target": sid,
+		"limits": map[string]any{"max_tokens": 500}}, nil); c != http.StatusOK {
+		t.Fatalf("set the session's budget: %d", c)
+	}
+	if c := e2etest.Do(t, "PUT", s.URL+"/api/budgets", map[string]any{"scope": "day",
+		"limits": map[string]any{"max_tokens": 1000000, "max_cost_usd": 5}}, nil); c != http.StatusOK {
+		t.Fatalf("set the day's budget: %d", c)
+	}
+	b := openBrowser(t, s)
+	b.navigate("/s/" + sid)
+	b.sendMessage("work through the list")
+	b.waitVisible("[data-testid=paused-bar][data-code=budget_exceeded]")
+	if got := b.text("[data-testid=paused-reason]"); got != "token budget of this session of 500 reached: 524 used" {
+		t.Errorf("paused reason %q", got)
+	}
+	if got := eval[string](b, q("[data-testid=paused-limit]")+".value"); got != "1000" {
+		t.Errorf("raised limit offered %q, want 1000 (double)", got)
+	}
+	b.waitJS("the header to say paused", q("[data-testid=run-status]")+".dataset.status === 'paused'")
+	b.waitVisible("[data-testid=session-needs-you]")
+	b.waitJS("the bell to count the paused session", q("[data-testid=needs-you]")+".dataset.count === '1'")
+
+	// Screenshots of the paused run: desktop and phone, light and dark.
+	for _, w := range []struct {
+		name string
+		w, h int
+	}{{"desktop", 1280, 800}, {"phone", 375, 812}} {
+		for _, scheme := range []string{"light", "dark"} {
+			p := openBrowser(t, s, withWindow(w.w, w.h))
+			p.setColorScheme(scheme)
+			p.navigate("/s/" + sid)
+			p.waitVisible("[data-testid=paused-bar]")
+			eval[chromedp.Void](p, q("[data-testid=paused-bar]")+".scrollIntoView({block: 'center'})")
+			shootGoals(t, p, dir, "budget-paused-"+w.name+"-"+scheme)
+		}
+	}
+
+	// A limit no higher than the one reached is refused in place.
+	b.clearInput("[data-testid=paused-limit]")
+	b.typeInto("[data-testid=paused-limit]", "400")
+	b.click("[data-testid=resume-run]")
+	b.waitVisible("[data-testid=paused-error]")
+
+	b.clearInput("[data-testid=paused-limit]")
+	b.typeInto("[data-testid=paused-limit]", "5000")
+	b.click("[data-testid=resume-run]")
+	b.waitGone("[data-testid=paused-bar]")
+	b.waitJS("the answer", q("[data-testid=transcript]")+".textContent.includes('All done within budget.')")
+	b.waitIdle()
+
+	// Settings → Budgets: today's spending and the day's limits.
+	for _, w := range []struct {
+		name string
+		w, h int
+	}{{"desktop", 1280, 800}, {"phone", 375, 812}} {
+		for _, scheme := range []string{"light", "dark"} {
+			p := openBrowser(t, s, withWindow(w.w, w.h))
+			p.setColorScheme(scheme)
+			p.navigate("/#settings/budgets")
+			p.waitVisible("[data-testid=budgets-page] [data-testid=budget-today]")
+			if got := eval[string](p, q("[data-testid=budget-form-day] [data-testid=budget-max_cost_usd]")+".value"); got != "5" {
+				t.Errorf("day cost limit shown %q, want 5", got)
+			}
+			shootGoals(t, p, dir, "budget-settings-"+w.name+"-"+scheme)
+		}
+	}
+}
