@@ -7,7 +7,9 @@ package browser
 // shows the day's spending and the limits.
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -93,5 +95,45 @@ func TestUIBudgetPauseAndResume(t *testing.T) {
 			}
 			shootGoals(t, p, dir, "budget-settings-"+w.name+"-"+scheme)
 		}
+	}
+}
+
+// Every 5 model calls the run's health shows in the Activity panel, live
+// and after a reload at the same place.
+func TestUIRunHealthInActivity(t *testing.T) {
+	t.Parallel()
+	var turns []demo.Turn
+	for i := range 5 {
+		turns = append(turns, e2etest.Turn(e2etest.Call("run_command", fmt.Sprintf(`{"command":"echo %d"}`, i))))
+	}
+	turns = append(turns, e2etest.Turn(e2etest.Text("Checked.")))
+	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("", turns...)), e2etest.WithApprovalMode("off"))
+	b := openBrowser(t, s)
+	b.navigate("/")
+	sid := b.newSessionUI()
+	b.sendMessage("check five things")
+	health := "[data-testid=activity] [data-testid=activity-node][data-node-id^=hlt_]"
+	b.waitVisible(health)
+	live := b.text(health)
+	if !strings.HasPrefix(live, "Health after 5 model calls:") {
+		t.Errorf("health node %q", live)
+	}
+	b.waitIdle()
+	order := func(p *browser) string {
+		return eval[string](p, qa("[data-testid=activity] [data-type=run] > ul > [data-testid=activity-node]")+".map(e => e.dataset.type).join(' ')")
+	}
+	liveOrder := order(b)
+	if !strings.Contains(liveOrder, "turn marker turn") {
+		t.Errorf("the run's steps live are %q: want the health marker between turns", liveOrder)
+	}
+	b.navigate("/s/" + sid)
+	// Older runs fold; open the run to see its steps.
+	eval[chromedp.Void](b, `for (const r of document.querySelectorAll("[data-testid=activity] [data-type=run] > .act-row[aria-expanded=false]")) r.click()`)
+	b.waitVisible(health)
+	if got := b.text(health); got != live {
+		t.Errorf("after reload the health node says %q, live %q", got, live)
+	}
+	if got := order(b); got != liveOrder {
+		t.Errorf("after reload the run's steps are %q, live %q", got, liveOrder)
 	}
 }
