@@ -137,3 +137,25 @@ func TestUIRunHealthInActivity(t *testing.T) {
 		t.Errorf("after reload the run's steps are %q, live %q", got, liveOrder)
 	}
 }
+
+// /pause pauses the running run at its next step; Resume continues it.
+func TestUIPauseCommand(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("",
+		e2etest.Turn(e2etest.Delay(1500), e2etest.Call("run_command", `{"command":"echo after the pause"}`)),
+		e2etest.Turn(e2etest.Text("Resumed and done.")),
+	)), e2etest.WithApprovalMode("off"))
+	b := openBrowser(t, s)
+	b.navigate("/")
+	b.newSessionUI()
+	b.sendMessage("take your time")
+	b.waitVisible("[data-testid=steer]")
+	b.sendMessage("/pause")
+	b.waitVisible("[data-testid=paused-bar][data-code=paused_by_person]")
+	if n := b.count("[data-testid=paused-limit]"); n != 0 {
+		t.Errorf("a person's pause offers %d limits to raise", n)
+	}
+	b.click("[data-testid=resume-run]")
+	b.waitGone("[data-testid=paused-bar]")
+	b.waitJS("the answer", q("[data-testid=transcript]")+".textContent.includes('Resumed and done.')")
+}
