@@ -208,13 +208,29 @@ func (g *guard) check(ctx context.Context, s agent.Step) error {
 }
 
 // addDay adds what the step spent to the server's day and returns the
-// day's total, read back only when a day limit is set.
+// day's total, read back only when a day limit is set. Without one the
+// step does not wait for the addition to commit: it joins the writer's
+// next group commit, and a failure is only logged (the counter is then
+// short, never the run stopped).
 func (g *guard) addDay(ctx context.Context, d budget.DayUsage) (budget.Usage, error) {
 	key := budget.Day(time.Now())
 	if d != (budget.DayUsage{}) {
-		if err := g.r.w.Do(ctx, func(tx store.Tx) error {
-			return tx.AddDayUsage(ctx, store.DayUsage{Day: key, Tokens: d.Tokens, CostUSD: d.CostUSD, ToolCalls: d.ToolCalls})
-		}); err != nil {
+		// Not cancelled with the run: a step's spending counts even when
+		// the run stops before the commit.
+		wctx := context.WithoutCancel(ctx)
+		add := func(tx store.Tx) error {
+			return tx.AddDayUsage(wctx, store.DayUsage{Day: key, Tokens: d.Tokens, CostUSD: d.CostUSD, ToolCalls: d.ToolCalls})
+		}
+		if g.dayLimits.Zero() {
+			done := g.r.w.Submit(add)
+			go func() {
+				if err := <-done; err != nil {
+					g.r.log.Warn("counting the day's spending", "run", g.run.ID, "err", err)
+				}
+			}()
+			return budget.Usage{}, nil
+		}
+		if err := g.r.w.Do(ctx, add); err != nil {
 			return budget.Usage{}, err
 		}
 	}
