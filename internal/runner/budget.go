@@ -178,8 +178,10 @@ func (g *guard) check(ctx context.Context, s agent.Step) error {
 		}
 		day.ToolCalls = 1
 		if why, stuck := g.repeats.Observe(s.Tool, s.Args); stuck {
-			return &pauseError{control.PauseCause{Code: control.PauseStuck, Reason: why,
-				Details: map[string]any{"tool": s.Tool, "args": json.RawMessage(s.Args), "repeats": g.repeats.Count()}}}
+			// The arguments are quoted in the reason: known secrets go.
+			red := g.r.cfg.Redactor
+			return &pauseError{control.PauseCause{Code: control.PauseStuck, Reason: red.String(why),
+				Details: map[string]any{"tool": s.Tool, "args": red.String(string(s.Args)), "repeats": g.repeats.Count()}}}
 		}
 	}
 	dayUse, err := g.addDay(ctx, day)

@@ -12,6 +12,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/runner"
+	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/store/storetest"
 )
@@ -91,18 +92,25 @@ func TestBudgetPausesAndResumes(t *testing.T) {
 }
 
 // TestLoopPausesAsStuck: the same call with the same arguments three times
-// in a row pauses the run, naming the call.
+// in a row pauses the run, naming the call; a known secret among the
+// arguments is not repeated in the reason.
 func TestLoopPausesAsStuck(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, open storetest.Open) {
 		t.Parallel()
-		same := call("run_command", `{"command":"echo again"}`)
+		const key = "sk-live-loop0123456789"
+		same := call("run_command", `{"command":"echo again `+key+`"}`)
 		e := newEnv(t, open, script(turn(same), turn(same), turn(same), turn(same), turn(text("never"))), control.RetryPolicy{})
 		r := e.send("loop")
-		e.start(runner.Config{ApprovalMode: "off"})
+		e.start(runner.Config{ApprovalMode: "off", Redactor: secret.NewRedactor(key)})
 		e.wait(r.ID, "paused", isStatus(run.Paused))
 		st, d := pauseOf(t, e.events(r.ID))
 		if !strings.HasPrefix(st.Reason, "looks stuck: called run_command with the same arguments 3 times in a row") || d.Details["tool"] != "run_command" {
 			t.Fatalf("paused with %+v, %+v", st, d)
+		}
+		for _, s := range []string{st.Reason, d.Message, d.Details["args"].(string)} {
+			if strings.Contains(s, key) || !strings.Contains(s, "[redacted]") {
+				t.Fatalf("the pause quotes %q: want the key redacted", s)
+			}
 		}
 		if n := count(e.events(r.ID), event.ToolDone); n != 3 {
 			t.Fatalf("%d tool calls, want 3", n)
