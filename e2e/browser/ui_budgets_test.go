@@ -18,6 +18,14 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 )
 
+// setNumber sets a number field as typing would end up (a number input
+// has no selection to type over) and tells the page.
+func setNumber(b *browser, sel, v string) {
+	b.t.Helper()
+	b.waitVisible(sel)
+	eval[chromedp.Void](b, "(() => { const e = "+q(sel)+"; e.value = "+js(v)+"; e.dispatchEvent(new Event('input', {bubbles: true})); })()")
+}
+
 func TestUIBudgetPauseAndResume(t *testing.T) {
 	t.Parallel()
 	use := func(in, out int64) demo.Step {
@@ -68,13 +76,11 @@ func TestUIBudgetPauseAndResume(t *testing.T) {
 	}
 
 	// A limit no higher than the one reached is refused in place.
-	b.clearInput("[data-testid=paused-limit]")
-	b.typeInto("[data-testid=paused-limit]", "400")
+	setNumber(b, "[data-testid=paused-limit]", "400")
 	b.click("[data-testid=resume-run]")
 	b.waitVisible("[data-testid=paused-error]")
 
-	b.clearInput("[data-testid=paused-limit]")
-	b.typeInto("[data-testid=paused-limit]", "5000")
+	setNumber(b, "[data-testid=paused-limit]", "5000")
 	b.click("[data-testid=resume-run]")
 	b.waitGone("[data-testid=paused-bar]")
 	b.waitJS("the answer", q("[data-testid=transcript]")+".textContent.includes('All done within budget.')")
@@ -95,6 +101,28 @@ func TestUIBudgetPauseAndResume(t *testing.T) {
 			}
 			shootGoals(t, p, dir, "budget-settings-"+w.name+"-"+scheme)
 		}
+	}
+
+	// An admin sets the day's tool calls there; an empty field clears a limit.
+	b.navigate("/#settings/budgets")
+	form := "[data-testid=budget-form-day] "
+	b.waitVisible(form + "[data-testid=budget-max_tool_calls]")
+	setNumber(b, form+"[data-testid=budget-max_tool_calls]", "50")
+	setNumber(b, form+"[data-testid=budget-max_cost_usd]", "")
+	b.click(form + "[data-testid=budget-save]")
+	var got struct {
+		Budgets []struct {
+			Scope  string             `json:"scope"`
+			Limits map[string]float64 `json:"limits"`
+		} `json:"budgets"`
+	}
+	waitAPI(t, "the day's limits saved", func() bool {
+		got.Budgets = nil // a map decoded into keeps its old keys
+		e2etest.Do(t, "GET", s.URL+"/api/budgets?scope=day", nil, &got)
+		return len(got.Budgets) == 1 && got.Budgets[0].Limits["max_tool_calls"] == 50
+	})
+	if l := got.Budgets[0].Limits; l["max_tokens"] != 1000000 || l["max_cost_usd"] != 0 {
+		t.Errorf("day limits after saving %v, want tokens kept and cost cleared", l)
 	}
 }
 

@@ -86,10 +86,13 @@ function LimitsForm(props: { scope: string; target: string; fields: string[]; li
   const [busy, setBusy] = useState(false);
   const save = async (e: Event) => {
     e.preventDefault();
+    // What the fields hold now, not what the last render saw.
+    const form = new FormData(e.currentTarget as HTMLFormElement);
     const limits: Record<string, number> = {};
     for (const f of props.fields) {
-      if (vals[f] === "") continue;
-      const n = Number(vals[f]);
+      const v = String(form.get(f) ?? "").trim();
+      if (v === "") continue;
+      const n = Number(v);
       if (!isFinite(n) || n < 0) {
         setMsg({ error: true, text: `${LIMIT_TEXT[f].label}: enter a number, or leave it empty for no limit.` });
         return;
@@ -112,7 +115,10 @@ function LimitsForm(props: { scope: string; target: string; fields: string[]; li
         <label key={f} class="field">
           <span class="field-label">{LIMIT_TEXT[f].label}</span>
           <input class="input input-sm" type="number" min={0} step={LIMIT_TEXT[f].step} placeholder="No limit" data-testid={`budget-${f}`}
-            value={vals[f]} disabled={!props.admin} onInput={(e) => setVals({ ...vals, [f]: e.currentTarget.value })} />
+            name={f} value={vals[f]} disabled={!props.admin} onInput={(e) => {
+              const v = e.currentTarget.value;
+              setVals((prev) => ({ ...prev, [f]: v }));
+            }} />
         </label>
       ))}
       {props.admin && <button type="submit" class="btn btn-sm" data-testid="budget-save" disabled={busy}>{busy ? "Saving…" : "Save"}</button>}
