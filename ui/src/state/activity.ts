@@ -27,6 +27,7 @@ export function runState(status: string): State {
     case "awaiting_clarify":
     case "recovering": // a retry is due at a set time
     case "queued": // resumed or handed over: waits for a runner
+    case "paused": // waits for a person to resume it (h16-budgets)
       return "waiting";
     case "failed":
     case "interrupted":

@@ -476,7 +476,9 @@ export const handlers: Record<EventType, Handler> = {
     if (!run) return;
     // Stopped part-way (its runner died, or a retry waits): nothing of it
     // runs any more until it is resumed.
-    const halted = recovering || p.status === "interrupted" || p.status === "paused";
+    // A paused run is not cut off: its calls not begun run when it is
+    // resumed, as the server's fold shows them (h16-budgets).
+    const halted = recovering || p.status === "interrupted";
     act(m, (r) => halted
       ? A.haltRun(r, ev.run_id, p.status, Date.parse(ev.ts), replay)
       : A.updateNode(r, ev.run_id, ev.run_id, (n) => ({ ...n, state: A.runState(p.status), replay: n.replay && replay })));
