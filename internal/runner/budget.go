@@ -83,14 +83,51 @@ func (r *Runner) newGuard(ctx context.Context, h *host, claimed store.Run, sess 
 	}
 	for _, e := range evs {
 		g.sessionUse = spend(g.sessionUse, e)
-		if e.RunID == claimed.ID {
+	}
+	if err := g.replay(ctx); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// replay counts what the run's earlier claims did: its usage and tool
+// calls, and, since its last pause (a person resumed it, having looked),
+// its consecutive failed calls and repeated calls, so a run parked for
+// every approval is still caught looping.
+func (g *guard) replay(ctx context.Context) error {
+	evs, err := g.r.st.Events(ctx, store.EventQuery{RunID: g.run.ID,
+		Types: []event.Type{event.Usage, event.ToolStarted, event.ToolDone, event.RunStatus}})
+	if err != nil {
+		return err
+	}
+	started := map[string]event.ToolStartedPayload{}
+	for _, e := range evs {
+		switch e.Type {
+		case event.ToolStarted:
+			var p event.ToolStartedPayload
+			if json.Unmarshal(e.Payload, &p) == nil {
+				started[p.ToolCallID] = p
+			}
+		case event.ToolDone:
+			g.runUse = spend(g.runUse, e)
+			var p event.ToolDonePayload
+			if json.Unmarshal(e.Payload, &p) == nil {
+				if c, ok := started[p.ToolCallID]; ok {
+					g.repeats.Observe(c.Name, c.Args)
+				}
+			}
+		case event.RunStatus:
+			var p event.RunStatusPayload
+			if json.Unmarshal(e.Payload, &p) == nil && p.Status == string(run.Paused) {
+				g.runUse.ConsecutiveErrors = 0
+				g.repeats.Reset()
+			}
+		default:
 			g.runUse = spend(g.runUse, e)
 		}
 	}
-	// A resumed run starts its count of failures and repeats afresh: the
-	// person has looked at it.
-	g.runUse.ConsecutiveErrors, g.sessionUse.ConsecutiveErrors = 0, 0
-	return g, nil
+	g.sessionUse.ConsecutiveErrors = g.runUse.ConsecutiveErrors
+	return nil
 }
 
 // spend adds a usage or tool.done event to u.

@@ -180,3 +180,30 @@ func TestHealthReports(t *testing.T) {
 		}
 	})
 }
+
+// TestLoopCaughtAcrossApprovals: a run that parks for every call (manual
+// approval) is re-claimed each time; its repeats still count, from the
+// journal.
+func TestLoopCaughtAcrossApprovals(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, open storetest.Open) {
+		t.Parallel()
+		same := call("run_command", `{"command":"echo again"}`)
+		e := newEnv(t, open, script(turn(same), turn(same), turn(same), turn(same), turn(text("never"))), control.RetryPolicy{})
+		r := e.send("loop")
+		e.start(runner.Config{ApprovalMode: "manual"})
+		for range 3 {
+			q := e.pending(r.ID)
+			if _, err := e.svc.Respond(e.ctx, q.ID, control.Response{Choice: control.ChoiceOnce}); err != nil {
+				t.Fatal(err)
+			}
+			e.wait(r.ID, "the answer taken", func(ru store.Run) bool {
+				qs, err := e.st.ListRequests(e.ctx, store.RequestQuery{RunID: r.ID, Status: store.RequestPending})
+				return err == nil && (len(qs) == 0 || qs[0].ID != q.ID)
+			})
+		}
+		e.wait(r.ID, "paused", isStatus(run.Paused))
+		if _, d := pauseOf(t, e.events(r.ID)); d.Code != control.PauseStuck {
+			t.Fatalf("paused with %+v", d)
+		}
+	})
+}
