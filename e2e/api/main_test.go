@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/internal/store/postgres/pgtest"
+
 	_ "modernc.org/sqlite" // the driver the server uses, to lock its file from another process
 )
 
@@ -18,11 +20,15 @@ const (
 	lockForEnv = "CADUCEUS_TEST_LOCK_FOR"
 )
 
+// pg is the PostgreSQL server of the tests that run on both stores
+// (e2etest.EachStore; h16-budgets); started on first use.
+var pg = pgtest.New()
+
 func TestMain(m *testing.M) {
 	if path := os.Getenv(lockDBEnv); path != "" {
 		os.Exit(holdLock(path, os.Getenv(lockForEnv)))
 	}
-	os.Exit(m.Run())
+	os.Exit(pg.Main(m))
 }
 
 // holdLock takes the write lock of the SQLite file at path (BEGIN

@@ -125,6 +125,39 @@ type Loop struct {
 	// boundary before a model call, so a steer reaches the model after the
 	// running tool calls and without cancelling anything.
 	Steers func(ctx context.Context) ([]Steer, error)
+	// Guard, when set, is asked at every step boundary: after a model call
+	// that asked for tools and after every tool call. An error stops the
+	// loop there, with everything done so far journaled and calls not
+	// begun left open (as with Yield); the runner pauses the run on an
+	// error wrapping ErrPause (h16-budgets).
+	Guard func(ctx context.Context, s Step) error
+}
+
+// Step is what the loop just did, for Guard. After a model call Tool is
+// ""; after a tool call Turn is zero.
+type Step struct {
+	Turn     event.UsageTotals // the model call's usage
+	Turns    int               // model calls of the run so far, earlier claims included
+	Tool     string
+	Args     json.RawMessage
+	ToolDone string // the call's status (event.ToolOK, ...)
+	// Final: the model call answered without tools; the run ends after
+	// it, whatever the Guard says.
+	Final bool
+}
+
+// ErrPause is wrapped by a Guard's error when the run must pause until a
+// person resumes it: a budget was reached, it looks stuck or a person asked.
+var ErrPause = errors.New("agent: paused at a step boundary")
+
+func (l *Loop) guard(ctx context.Context, h Host, s Step) error {
+	if l.Guard == nil {
+		return nil
+	}
+	if err := l.Guard(ctx, s); err != nil {
+		return errors.Join(err, h.Flush(ctx))
+	}
+	return nil
 }
 
 // Steer is a person's message for the running run.
@@ -208,7 +241,15 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 		}
 		msgs = append(msgs, t.msg)
 		if len(t.msg.ToolCalls) == 0 {
+			// The final answer is counted too, but nothing is left to
+			// pause before.
+			if l.Guard != nil {
+				_ = l.Guard(ctx, Step{Turn: t.usage, Turns: i + 1, Final: true})
+			}
 			return res, h.Flush(ctx)
+		}
+		if err := l.guard(ctx, h, Step{Turn: t.usage, Turns: i + 1}); err != nil {
+			return res, err
 		}
 		results := make([]provider.ToolResult, 0, len(t.msg.ToolCalls))
 		for _, c := range t.msg.ToolCalls {
@@ -222,6 +263,13 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 				return res, err
 			}
 			results = append(results, r)
+			status := event.ToolOK
+			if r.IsError {
+				status = event.ToolError
+			}
+			if err := l.guard(ctx, h, Step{Turns: i + 1, Tool: c.Name, Args: c.Args, ToolDone: status}); err != nil {
+				return res, err
+			}
 		}
 		msgs = append(msgs, provider.Message{Role: provider.RoleTool, ToolResults: results})
 	}
@@ -248,6 +296,13 @@ func (l *Loop) settle(ctx context.Context, h Host, pending []transcript.Pending)
 				return nil, err
 			}
 			out = append(out, r)
+			status := event.ToolOK
+			if r.IsError {
+				status = event.ToolError
+			}
+			if err := l.guard(ctx, h, Step{Turns: l.Done.Turns, Tool: p.Call.Name, Args: p.Call.Args, ToolDone: status}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil

@@ -357,6 +357,10 @@ func (a *API) routes() []route {
 		// above.
 		{"GET /api/approvals/mode", a.approvalMode},
 		{"GET /api/approvals/decisions", a.listDecisions},
+		// Budgets, pause and health (h16-budgets, budgets.go).
+		{"POST /api/runs/{id}/pause", a.pauseRun},
+		{"GET /api/budgets", a.listBudgets},
+		{"PUT /api/budgets", a.putBudget},
 	}
 }
 
@@ -438,6 +442,9 @@ func statusOf(code string) int {
 	// Profiles (h16-profiles). profile_not_found stays 400: it answers a
 	// profile_id in a body; a route's unknown profile is not_found.
 	case control.CodeProfileNameTaken:
+		return http.StatusConflict
+	// Budgets (h16-budgets): a run that is not running cannot pause.
+	case control.CodeNotPausable:
 		return http.StatusConflict
 	// Versions of a conversation.
 	case control.CodeNotRetryable, control.CodeNothingToUndo, control.CodeNothingToRestore, control.CodeNothingToContinue:

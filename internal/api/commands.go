@@ -24,6 +24,8 @@ func Commands() []Command {
 	return []Command{
 		{Name: "new", Description: "Start a new session"},
 		{Name: "stop", Description: "Stop the running agent"},
+		// Pause → POST /api/runs/{id}/pause (h16-budgets).
+		{Name: "pause", Description: "Pause the running agent at its next step; resume it from the transcript"},
 		// Steer → POST /api/sessions/{id}/messages with if_busy "steer".
 		{Name: "steer", Args: "<text>", Description: "Tell the running agent something it reads after its current step"},
 		{Name: "model", Args: "<model>", Description: "Use another model for this session"},

@@ -192,6 +192,12 @@ var routePerms = map[string]perm{
 	// rules are above, profiles' modes with profiles.
 	"GET /api/approvals/mode":      permRead,
 	"GET /api/approvals/decisions": permRead,
+	// Budgets, pause and health (h16-budgets). Pausing a run is operating
+	// it; limits of sessions, profiles and the server's day configure the
+	// server.
+	"POST /api/runs/{id}/pause": permOperate,
+	"GET /api/budgets":          permRead,
+	"PUT /api/budgets":          permAdmin,
 }
 
 // permitted checks the request's principal against the route's entry and

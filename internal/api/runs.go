@@ -40,8 +40,11 @@ func (a *API) runView(r *http.Request, ru store.Run, q *queue) (runView, error) 
 		ru.Usage = control.SumUsage(evs)
 	}
 	v := newRunView(ru, cursor, pending)
+	if v.Paused, err = a.pausedOf(r, ru); err != nil {
+		return runView{}, err
+	}
 	switch {
-	case len(pending) > 0 && ru.Status != run.Cancelling:
+	case len(pending) > 0 && ru.Status != run.Cancelling, ru.Status == run.Paused:
 		// A person holds it up; no need to read the line.
 		v.Waiting = &waitingView{Reason: WaitPerson}
 	case ru.Status == run.Recovering && ru.RetryAt.After(time.Now()):
@@ -107,20 +110,6 @@ func (a *API) cancelRun(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	a.writeRun(w, r, status, ru)
-}
-
-// resumeRun queues an interrupted or recovering run again (no body).
-func (a *API) resumeRun(w http.ResponseWriter, r *http.Request) {
-	rid, ok := pathID(w, r, "run", "run")
-	if !ok {
-		return
-	}
-	ru, err := a.svc.Resume(r.Context(), rid)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeRun(w, r, http.StatusAccepted, ru)
 }
 
 func (a *API) listRequests(w http.ResponseWriter, r *http.Request) {

@@ -78,6 +78,8 @@ type runView struct {
 	Error             *event.ErrorInfo  `json:"error,omitempty"`
 	// Waiting says what a run that does not execute waits for.
 	Waiting *waitingView `json:"waiting,omitempty"`
+	// Paused says why a paused run paused (h16-budgets).
+	Paused *pausedView `json:"paused,omitempty"`
 	// Steered: the message sent (if_busy "steer") was stored for this
 	// running run's next step boundary rather than queued as a run.
 	Steered   bool       `json:"steered,omitempty"`

@@ -217,7 +217,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs})
 		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
 			Memory: memOf, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg),
-			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg)},
+			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg), StuckRepeats: cfg.StuckRepeats},
 			st, a.w, a.hub, tools, reg, log)
 	} else {
 		a.watch = runner.NewWatchdog(st, a.w, "", runner.Config{Lease: cfg.Lease, LeaseOnly: shared(cfg), Processes: sweeper}, log)

@@ -55,6 +55,10 @@ type Config struct {
 	Grace time.Duration
 	// MaxConcurrent bounds the runs a runner executes at once.
 	MaxConcurrent int
+	// StuckRepeats is how many identical tool calls in a row pause a run
+	// as looking stuck (h16-budgets): 0 means the runner's default (3),
+	// negative never (the flag's 0, which reads better on a command line).
+	StuckRepeats int
 	// ReadTimeout bounds reading one request, headers and body; event
 	// streams, long-lived GETs, are exempt once their headers are read.
 	// Zero means DefaultReadTimeout.
@@ -207,6 +211,11 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 	fs.StringVar(&c.ApprovalMode, "approval-mode", envOr(getenv, "CADUCEUS_APPROVAL_MODE", "smart"), "default approval policy of new sessions: manual, smart or off (env CADUCEUS_APPROVAL_MODE)")
 	fs.StringVar(&c.DemoScript, "demo-script", envOr(getenv, "CADUCEUS_DEMO_SCRIPT", ""), "JSON script for the offline demo model (env CADUCEUS_DEMO_SCRIPT)")
 	fs.IntVar(&c.MaxConcurrent, "max-concurrent", 8, "runs this runner executes at once")
+	stuck, err := intEnv(getenv, "CADUCEUS_STUCK_REPEATS", 3)
+	if err != nil {
+		return c, err
+	}
+	fs.IntVar(&c.StuckRepeats, "stuck-repeats", stuck, "pause a run as stuck after this many identical tool calls in a row; 0 never (env CADUCEUS_STUCK_REPEATS)")
 	fs.StringVar(&c.CheckpointDir, "checkpoint-dir", envOr(getenv, "CADUCEUS_CHECKPOINT_DIR", ""), "directory of the workspaces' checkpoints, on the host whose workspaces they record (env CADUCEUS_CHECKPOINT_DIR; default <data-dir>/checkpoints)")
 	maxCkp, err := int64Env(getenv, "CADUCEUS_CHECKPOINT_MAX_BYTES", DefaultCheckpointMaxBytes)
 	if err != nil {
@@ -252,6 +261,11 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		return c, fmt.Errorf("%s: unexpected argument %q", cmd, fs.Arg(0))
 	}
 	c.KeepOrphans = !*killOrphans
+	if c.StuckRepeats == 0 {
+		c.StuckRepeats = -1
+	} else if c.StuckRepeats < 0 {
+		return c, errors.New("stuck-repeats must not be negative (0 never pauses a run as stuck)")
+	}
 	if c.Database == "" {
 		c.Database = getenv("CADUCEUS_DATABASE_URL")
 	}
@@ -323,6 +337,8 @@ func (c *Config) finish() error {
 		return errors.New("retry-backoff must not be negative")
 	case c.MaxConcurrent < 1:
 		return errors.New("max-concurrent must be at least 1")
+	case c.StuckRepeats > 1000:
+		return errors.New("stuck-repeats must be at most 1000")
 	case c.CheckpointMaxBytes < 0:
 		return errors.New("checkpoint-max-bytes must not be negative (0 never prunes)")
 	}

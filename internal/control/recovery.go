@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/internal/budget"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/run"
@@ -181,12 +182,25 @@ func Handover(ctx context.Context, tx store.Tx, runID, fence, why string) error 
 	return tx.UpdateRun(ctx, r, run.Running)
 }
 
-// Resume puts an interrupted or recovering run back in the queue now. The
-// runner that claims it rebuilds the conversation from the journal; a tool
-// call that had begun is reported interrupted, never executed again. A run
-// whose session has moved on (a later run started) cannot be resumed: its
-// answer would land after newer ones.
+// ResumeInput is what a person may give when resuming a run.
+type ResumeInput struct {
+	// Budget, when set, raises limits of a paused run (h16-budgets): see
+	// raiseBudget for which scope's.
+	Budget *budget.Limits
+	By     *event.Actor
+}
+
+// Resume puts an interrupted, recovering or paused run back in the queue
+// now. The runner that claims it rebuilds the conversation from the
+// journal; a tool call that had begun is reported interrupted, never
+// executed again. A run whose session has moved on (a later run started)
+// cannot be resumed: its answer would land after newer ones.
 func (s *Service) Resume(ctx context.Context, runID string) (store.Run, error) {
+	return s.ResumeWith(ctx, runID, ResumeInput{})
+}
+
+// ResumeWith is Resume with new limits for a paused run.
+func (s *Service) ResumeWith(ctx context.Context, runID string, in ResumeInput) (store.Run, error) {
 	var out store.Run
 	err := s.w.Do(ctx, func(tx store.Tx) error {
 		r, err := tx.GetRun(ctx, runID)
@@ -194,7 +208,7 @@ func (s *Service) Resume(ctx context.Context, runID string) (store.Run, error) {
 			return err
 		}
 		if !r.Status.Resumable() {
-			return &Error{Code: CodeNotResumable, Message: fmt.Sprintf("run is %s; only interrupted or recovering runs can be resumed", r.Status),
+			return &Error{Code: CodeNotResumable, Message: fmt.Sprintf("run is %s; only interrupted, recovering or paused runs can be resumed", r.Status),
 				Details: map[string]any{"status": r.Status}}
 		}
 		runs, err := tx.SessionRuns(ctx, r.SessionID)
@@ -209,6 +223,15 @@ func (s *Service) Resume(ctx context.Context, runID string) (store.Run, error) {
 			}
 		}
 		now := time.Now().UTC()
+		if in.Budget != nil {
+			evs, err := tx.Events(ctx, store.EventQuery{RunID: r.ID})
+			if err != nil {
+				return err
+			}
+			if err := raiseBudget(ctx, tx, r, evs, *in.Budget, now); err != nil {
+				return err
+			}
+		}
 		if err := tx.InsertControl(ctx, store.Control{ID: id.New("ctl"), RunID: r.ID, Kind: "resume", CreatedAt: now}); err != nil {
 			return err
 		}
@@ -218,7 +241,7 @@ func (s *Service) Resume(ctx context.Context, runID string) (store.Run, error) {
 			return err
 		}
 		if _, err := tx.AppendEvents(ctx, "", event.Draft{RunID: r.ID, SessionID: r.SessionID, Type: event.RunStatus,
-			Payload: event.RunStatusPayload{Status: string(run.Queued), Reason: "resumed by a person"}}); err != nil {
+			Payload: event.RunStatusPayload{Status: string(run.Queued), Reason: "resumed by a person", By: in.By}}); err != nil {
 			return err
 		}
 		out, err = tx.GetRun(ctx, runID)

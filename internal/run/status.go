@@ -57,8 +57,20 @@ func (s Status) Owned() bool {
 	return false
 }
 
-// Resumable reports whether a person may resume a run in this status.
-func (s Status) Resumable() bool { return s == Interrupted || s == Recovering }
+// Resumable reports whether a person may resume a run in this status: a
+// paused run (a budget reached, it looked stuck, or a person paused it)
+// as well as one stopped by a failure.
+func (s Status) Resumable() bool { return s == Interrupted || s == Recovering || s == Paused }
+
+// Pausable reports whether a person may pause a run in this status: it
+// pauses at its next step boundary (or at once when no runner holds it).
+func (s Status) Pausable() bool {
+	switch s {
+	case Queued, Running, AwaitingApproval, AwaitingClarify:
+		return true
+	}
+	return false
+}
 
 // Valid reports whether s is a known status.
 func (s Status) Valid() bool {
@@ -79,20 +91,21 @@ const (
 	ControlApprove Control = "approve"
 	ControlClarify Control = "clarify"
 	ControlResume  Control = "resume"
+	ControlPause   Control = "pause"
 )
 
 // Controls lists what a client may do to a run in status s.
 func Controls(s Status) []Control {
 	c := []Control{ControlObserve}
 	switch s {
-	case Queued, Running, Paused:
-		c = append(c, ControlCancel)
-	case Interrupted, Recovering:
+	case Queued, Running:
+		c = append(c, ControlCancel, ControlPause)
+	case Interrupted, Recovering, Paused:
 		c = append(c, ControlCancel, ControlResume)
 	case AwaitingApproval:
-		c = append(c, ControlCancel, ControlApprove)
+		c = append(c, ControlCancel, ControlApprove, ControlPause)
 	case AwaitingClarify:
-		c = append(c, ControlCancel, ControlClarify)
+		c = append(c, ControlCancel, ControlClarify, ControlPause)
 	}
 	return c
 }

@@ -47,6 +47,17 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) stri
 		}
 		log.Info("run parked until a person answers")
 		return OutcomeParked
+	case errors.Is(err, agent.ErrPause) && !errors.Is(cause, errCancelRequested):
+		var pe *pauseError
+		if !errors.As(err, &pe) {
+			pe = &pauseError{control.PauseCause{Code: control.PauseByPerson, Reason: "paused"}}
+		}
+		if err := r.w.Do(bg, func(tx store.Tx) error { return control.Pause(bg, tx, claimed.ID, r.id, pe.cause) }); err != nil {
+			log.Error("pause failed", "err", err)
+			return OutcomeStoreError
+		}
+		log.Info("run paused until a person resumes it", "code", pe.cause.Code, "reason", pe.cause.Reason)
+		return OutcomePaused
 	case errors.Is(cause, errShutdown) || errors.Is(err, agent.ErrYield):
 		why := "runner " + r.id + " is shutting down"
 		err := r.w.Do(bg, func(tx store.Tx) error { return control.Handover(bg, tx, claimed.ID, r.id, why) })
@@ -149,6 +160,12 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	if r.cfg.Checkpoints != nil {
 		loop.Checkpoints = r.cfg.Checkpoints
 	}
+	g, err := r.newGuard(ctx, h, claimed, sess, prof, hasProf)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	defer g.watchPause(ctx)()
+	loop.Guard = g.check
 	res, err := loop.Run(ctx, h, msgs, pending)
 	r.endCheckpoint(ctx, h, sess.Workspace, claimed, err)
 	return res, err
@@ -158,7 +175,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 // here (not when it parks, yields or lost its lease: it goes on elsewhere),
 // also after a cancel, whose last call may have changed files.
 func (r *Runner) endCheckpoint(ctx context.Context, h *host, workspace string, claimed store.Run, err error) {
-	if r.cfg.Checkpoints == nil || errors.Is(err, agent.ErrPark) || errors.Is(err, agent.ErrYield) ||
+	if r.cfg.Checkpoints == nil || errors.Is(err, agent.ErrPark) || errors.Is(err, agent.ErrYield) || errors.Is(err, agent.ErrPause) ||
 		errors.Is(err, store.ErrLeaseLost) || errors.Is(context.Cause(ctx), errShutdown) {
 		return
 	}

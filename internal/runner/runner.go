@@ -75,6 +75,13 @@ type Config struct {
 	// change it and at the end of every run that took a checkpoint; nil
 	// takes none. It works on this host's workspaces.
 	Checkpoints Checkpointer
+	// StuckRepeats is how many identical tool calls in a row pause a run
+	// as looking stuck (h16-budgets); 0 means budget.DefaultRepeats, a
+	// negative value turns detection off.
+	StuckRepeats int
+	// HealthEvery is how many model calls apart a run journals a
+	// run_health diagnostic; 0 means DefaultHealthEvery, negative never.
+	HealthEvery int
 }
 
 // Checkpointer is what a runner needs of internal/changes.

@@ -30,6 +30,7 @@ const (
 	OutcomeFailed     = "failed"
 	OutcomeCancelled  = "cancelled"
 	OutcomeParked     = "parked"      // waits for a person, holding no runner
+	OutcomePaused     = "paused"      // a budget, a loop or a person paused it (h16-budgets)
 	OutcomeHandedOver = "handed_over" // the runner stopped; another continues
 	OutcomeRecovering = "recovering"  // a transient failure; retried later
 	OutcomeLeaseLost  = "lease_lost"  // another runner owns the run now

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/caduceus-dev/caduceus/internal/budget"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/run"
 )
@@ -439,6 +440,14 @@ type Reader interface {
 	// Memory (h16-memory). GetMemory reads one target of a scope's memory;
 	// one never written is empty with Version 0, not an error.
 	GetMemory(ctx context.Context, scope, target string) (Memory, error)
+
+	// Budgets (h16-budgets). GetBudget finds the limits of a scope's
+	// target; ErrNotFound if none are set. ListBudgets lists those of one
+	// scope ("" every scope) by scope, then target. DayUsage is what the
+	// server spent on the UTC day (budget.Day); zero when nothing yet.
+	GetBudget(ctx context.Context, scope, target string) (Budget, error)
+	ListBudgets(ctx context.Context, scope string) ([]Budget, error)
+	DayUsage(ctx context.Context, day string) (DayUsage, error)
 }
 
 // DecisionQuery selects approval.decided events (h16-policy). Every field
@@ -586,6 +595,30 @@ type Tx interface {
 	// m.Version+1 when the stored version is still m.Version (the one the
 	// caller read), else it is ErrConflict and nothing changes.
 	PutMemory(ctx context.Context, m Memory) error
+
+	// Budgets (h16-budgets). PutBudget sets (replaces) the limits of a
+	// scope's target; DeleteBudget removes them (none set is no error).
+	// AddDayUsage adds u's counters to its day's.
+	PutBudget(ctx context.Context, b Budget) error
+	DeleteBudget(ctx context.Context, scope, target string) error
+	AddDayUsage(ctx context.Context, u DayUsage) error
+}
+
+// Budget is the limits of one scope's target (h16-budgets): a run, a
+// session or a profile by id, or the server per day (target "").
+type Budget struct {
+	Scope     string
+	Target    string
+	Limits    budget.Limits
+	UpdatedAt time.Time
+}
+
+// DayUsage is what the server's runs spent on one UTC day (h16-budgets).
+type DayUsage struct {
+	Day       string
+	Tokens    int64
+	CostUSD   float64
+	ToolCalls int64
 }
 
 // Append is one draft to append under a fence, as Tx.AppendEvents would

@@ -22,6 +22,7 @@ import "./settings/providers.css";
 import "./settings/skills.css"; // h16-skills
 import "./settings/policy.css";
 import "./settings/memory.css";
+import "./settings/budgets.css";
 
 const store = createStore();
 render(

@@ -93,6 +93,9 @@ func Run(t *testing.T, open Open) {
 		{"RuleOrigin", testRuleOrigin},
 		// Memory (issue 16, h16-memory).
 		{"Memory", testMemory},
+		// Budgets (issue 16, h16-budgets).
+		{"Budgets", testBudgets},
+		{"BudgetDayUsage", testBudgetDayUsage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -18,6 +18,7 @@ import { ProvidersPage } from "./Providers";
 import { SkillsPage } from "./Skills";
 import { ApprovalsPage } from "./Approvals";
 import { MemoryPage } from "./Memory";
+import { BudgetsPage } from "./Budgets";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -82,5 +83,10 @@ export const sections: SettingsSection[] = [
   {
     id: "approvals", title: "Approvals", blurb: "Modes, remembered rules, decisions",
     shown: (s) => s.account.permissions.value.read, component: ApprovalsPage,
+  },
+  // Budgets (h16-budgets): everyone who reads sees them; admins change them.
+  {
+    id: "budgets", title: "Budgets", blurb: "Limits per day and per profile",
+    shown: (s) => s.account.permissions.value.read, component: BudgetsPage,
   },
 ];

@@ -391,6 +391,13 @@ async function runCommand(line: string, store: Store, view: ViewState): Promise<
       const err = await store.stop();
       return err ? ownError(store, err) : null;
     }
+    // Budgets (h16-budgets): the run pauses at its next step boundary.
+    case "pause": {
+      const run = store.active.peek()?.busyRun.peek();
+      if (!run || !["queued", "running", "awaiting_approval", "awaiting_clarify"].includes(run.status)) return "Nothing is running to pause.";
+      const err = await store.pauseRun(run.id);
+      return err ? ownError(store, err) : null;
+    }
     case "goal": {
       const no = needSession();
       if (no) return no;

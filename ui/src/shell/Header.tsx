@@ -13,7 +13,7 @@ import { answeredWaiting, waitingText } from "./waiting";
 import { useRetryTick } from "./useRetryTick";
 import { IActivity, IBell, IMenu } from "./icons";
 import { AccountMenu } from "./Account";
-import { NeedsYouPanel } from "./NeedsYou";
+import { NeedsYouPanel, pausedSessions } from "./NeedsYou";
 import { ProfileChip } from "./ProfileChip";
 import { toneClass } from "./status";
 import { ThemeSwitch } from "./ThemeSwitch";
@@ -185,7 +185,7 @@ function Connection() {
 function NeedsYouButton() {
   const store = useStore();
   const view = useView();
-  const n = store.pending.value.length;
+  const n = store.pending.value.length + pausedSessions(store).length;
   return (
     <div class="needs-you-wrap">
       <button

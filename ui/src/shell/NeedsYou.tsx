@@ -4,16 +4,25 @@
 
 import { useEffect, useRef } from "preact/hooks";
 import { useStore } from "../state/context";
+import type { Store } from "../state/contract";
+import type { Session } from "../state/types";
 import { sessionPath } from "../state/store";
 import { RequestCard } from "../transcript/RequestCard";
 import { IArrowRight, IBell, IBellOff, IClose } from "./icons";
 import { useView } from "./view";
+
+/** Sessions whose run is paused (a budget, a loop, a person): they wait
+ * for someone to resume or stop them (h16-budgets). */
+export function pausedSessions(store: Store): Session[] {
+  return store.sessions.value.filter((s) => s.status === "paused");
+}
 
 export function NeedsYouPanel() {
   const store = useStore();
   const view = useView();
   const box = useRef<HTMLDivElement>(null);
   const reqs = store.pending.value;
+  const paused = pausedSessions(store);
   const titles = new Map(store.sessions.value.map((s) => [s.id, s.title || "New session"]));
   const close = () => (view.needsYouOpen.value = false);
 
@@ -48,11 +57,30 @@ export function NeedsYouPanel() {
   return (
     <div class="popover needs-you-panel" data-testid="needs-you-panel" role="dialog" aria-label="Waiting for you" tabIndex={-1} ref={box}>
       <div class="pop-head">
-        <h2 class="pop-title">Needs you{reqs.length > 0 && <span class="pop-count">{reqs.length}</span>}</h2>
+        <h2 class="pop-title">Needs you{reqs.length + paused.length > 0 && <span class="pop-count">{reqs.length + paused.length}</span>}</h2>
         <NotifySwitch />
         <button type="button" class="icon-btn sm" aria-label="Close" onClick={close}><IClose size={16} /></button>
       </div>
       <div class="pop-body">
+        {paused.length > 0 && (
+          <ul class="ny-list" data-testid="needs-you-paused">
+            {paused.map((s) => (
+              <li key={s.id} class="ny-item">
+                <div class="ny-session">
+                  <span class="ny-title">{s.title || "New session"}</span>
+                  {s.id !== store.activeId.value ? (
+                    <a class="ny-go" href={sessionPath(s.id)} onClick={(e) => go(e, s.id)}>
+                      Go to session <IArrowRight size={14} />
+                    </a>
+                  ) : (
+                    <span class="ny-here">This session</span>
+                  )}
+                </div>
+                <p class="pop-empty">Paused: resume it, raising its limit, or stop it.</p>
+              </li>
+            ))}
+          </ul>
+        )}
         {reqs.length === 0 ? (
           <p class="pop-empty">Nothing is waiting for you. Approvals and questions from every session show up here.</p>
         ) : (

@@ -72,7 +72,7 @@ export function recoveringText(r: Run): string {
 }
 
 /** Statuses where a person is the one holding things up. */
-export const waitsForPerson = (s: string) => s === "awaiting_approval" || s === "awaiting_clarify";
+export const waitsForPerson = (s: string) => s === "awaiting_approval" || s === "awaiting_clarify" || s === "paused";
 
 /** Apple keyboards say ⌘ where others say Ctrl. */
 export function isMac(): boolean {

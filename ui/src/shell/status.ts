@@ -12,9 +12,9 @@ const TONES: Record<string, Tone> = {
   // failed
   failed: "err", error: "err", timeout: "err", denied: "err", expired: "err",
   // stopped by a person, or nothing happening
-  cancelled: "neutral", cancelling: "neutral", idle: "neutral", pending: "neutral", queued: "neutral", paused: "neutral",
+  cancelled: "neutral", cancelling: "neutral", idle: "neutral", pending: "neutral", queued: "neutral",
   // a person is holding things up
-  awaiting_approval: "warn", awaiting_clarify: "warn",
+  awaiting_approval: "warn", awaiting_clarify: "warn", paused: "warn",
   // cut off by a stopped worker: neither done nor failed
   interrupted: "warn", recovering: "warn",
   running: "live",

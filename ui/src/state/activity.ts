@@ -27,6 +27,7 @@ export function runState(status: string): State {
     case "awaiting_clarify":
     case "recovering": // a retry is due at a set time
     case "queued": // resumed or handed over: waits for a runner
+    case "paused": // waits for a person to resume it (h16-budgets)
       return "waiting";
     case "failed":
     case "interrupted":
@@ -96,6 +97,11 @@ export function reasoningMs(durationMs: number | undefined, streamedSince: strin
 /** The mark left in a run where it picked up again after an interruption. */
 export function resumedNode(id: string, attempt: number, at: number, replay: boolean): ActivityNode {
   return { id, type: "marker", label: `Resumed (attempt ${attempt})`, state: "done", startedAt: at, children: [], replay };
+}
+
+/** A run's health report (diagnostic run_health, h16-budgets). */
+export function healthNode(id: string, label: string, at: number, replay: boolean): ActivityNode {
+  return { id, type: "marker", label, state: "done", startedAt: at, children: [], replay };
 }
 
 function rootIndex(roots: Roots, runId: string): number {
@@ -245,7 +251,12 @@ export function haltRun(roots: Roots, runId: string, status: string, at: number,
  * that is not known stays undefined, never 0. */
 export function buildActivity(runs: Run[], items: Item[], activity: RunActivity[] = []): Roots {
   const byRun = new Map<string, Item[]>();
+  const health = new Map<string, Item[]>();
   for (const it of items) {
+    if (it.kind === "notice" && it.code === "run_health") {
+      health.set(it.run_id, [...(health.get(it.run_id) ?? []), it]);
+      continue;
+    }
     if (!it.turn_id) continue;
     let list = byRun.get(it.run_id);
     if (!list) byRun.set(it.run_id, (list = []));
@@ -314,6 +325,14 @@ export function buildActivity(runs: Run[], items: Item[], activity: RunActivity[
     // when one of its steps waits for a person.
     for (const t of turnOf.values()) {
       if (t.state === "running" && busy && t.children.some((c) => c.state === "waiting")) t.state = "waiting";
+    }
+    // Health reports (h16-budgets) go where the live view put them: after
+    // the turn they followed.
+    for (const h of health.get(run.id) ?? []) {
+      const at = ms(h.created_at);
+      let i = children.length;
+      while (i > 0 && children[i - 1].startedAt > at) i--;
+      children.splice(i, 0, healthNode(`hlt_${h.id.replace(/^ntc_/, "")}`, h.text ?? "", at, true));
     }
     root.children = children;
     roots.push(root);

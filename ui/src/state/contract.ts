@@ -111,8 +111,11 @@ export interface Store {
   stop(): Promise<ActionError | null>;
   /** Cancels one queued run (remove a queued message). */
   cancelRun(runId: string): Promise<ActionError | null>;
-  /** Resumes an interrupted run, or retries a recovering one now. */
-  resume(runId: string): Promise<ActionError | null>;
+  /** Resumes an interrupted run, retries a recovering one now, or resumes
+   * a paused one, with raised limits when budget is given (h16-budgets). */
+  resume(runId: string, budget?: Record<string, number>): Promise<ActionError | null>;
+  /** Pauses a run at its next step boundary (h16-budgets). */
+  pauseRun(runId: string): Promise<ActionError | null>;
   respond(requestId: string, body: { choice?: string; answer?: string; note?: string }): Promise<ActionError | null>;
   setModel(ref: string): Promise<ActionError | null>; // the active session's model ("" = default)
   compact(): Promise<ActionError | null>;

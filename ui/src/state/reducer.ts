@@ -58,10 +58,10 @@ const zeroUsage = (): UsageTotals => ({ input_tokens: 0, output_tokens: 0 });
 /** What a client may do to a run in `status` (Go: run.Controls). */
 export function controlsOf(status: string): string[] {
   switch (status) {
-    case "queued": case "running": case "paused": return ["observe", "cancel"];
-    case "interrupted": case "recovering": return ["observe", "cancel", "resume"];
-    case "awaiting_approval": return ["observe", "cancel", "approve"];
-    case "awaiting_clarify": return ["observe", "cancel", "clarify"];
+    case "queued": case "running": return ["observe", "cancel", "pause"];
+    case "interrupted": case "recovering": case "paused": return ["observe", "cancel", "resume"];
+    case "awaiting_approval": return ["observe", "cancel", "approve", "pause"];
+    case "awaiting_clarify": return ["observe", "cancel", "clarify", "pause"];
     default: return ["observe"];
   }
 }
@@ -72,7 +72,7 @@ export function controlsOf(status: string): string[] {
 export function resumableRun(runs: Run[]): Run | null {
   for (let i = runs.length - 1; i >= 0; i--) {
     const r = runs[i];
-    if (r.status === "interrupted" || r.status === "recovering") return r;
+    if (r.status === "interrupted" || r.status === "recovering" || r.status === "paused") return r;
     if (r.started_at) return null;
   }
   return null;
@@ -83,7 +83,7 @@ export function resumableRun(runs: Run[]): Run | null {
 export function stalledRuns(runs: Run[]): Set<string> {
   const out = new Set<string>();
   for (const r of runs) {
-    if (r.status === "interrupted" || r.status === "recovering" || (r.status === "queued" && r.started_at)) out.add(r.id);
+    if (r.status === "interrupted" || r.status === "recovering" || r.status === "paused" || (r.status === "queued" && r.started_at)) out.add(r.id);
   }
   return out;
 }
@@ -476,6 +476,8 @@ export const handlers: Record<EventType, Handler> = {
     if (!run) return;
     // Stopped part-way (its runner died, or a retry waits): nothing of it
     // runs any more until it is resumed.
+    // A paused run is not cut off: its calls not begun run when it is
+    // resumed, as the server's fold shows them (h16-budgets).
     const halted = recovering || p.status === "interrupted";
     act(m, (r) => halted
       ? A.haltRun(r, ev.run_id, p.status, Date.parse(ev.ts), replay)
@@ -661,6 +663,8 @@ export const handlers: Record<EventType, Handler> = {
     const p = ev.payload as P.DiagnosticP;
     notice(m, ev, p.level, p.code, p.message, replay, p.details);
     if (p.code === "auto_approved") autoApproved(m, ev, p);
+    // Budgets and health (h16-budgets): the run's health in its activity.
+    if (p.code === "run_health") act(m, (r) => A.addChild(r, ev.run_id, undefined, A.healthNode(`hlt_${ev.id}`, p.message, Date.parse(ev.ts), replay), Date.parse(ev.ts)));
   },
   "goal.updated": (m, ev) => {
     // The goal as it is now: the header's goal bar shows it.

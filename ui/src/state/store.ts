@@ -738,8 +738,14 @@ export function createStore(): Store & StoreInternals {
       return r.ok ? null : fail(r.error);
     },
 
-    async resume(runId) {
-      const r = await api.post<Run>(`/api/runs/${runId}/resume`, {});
+    async resume(runId, budget) {
+      const r = await api.post<Run>(`/api/runs/${runId}/resume`, budget ? { budget } : {});
+      return r.ok ? null : fail(r.error);
+    },
+
+    // Budgets (h16-budgets).
+    async pauseRun(runId) {
+      const r = await api.post<Run>(`/api/runs/${runId}/pause`);
       return r.ok ? null : fail(r.error);
     },
 

@@ -117,6 +117,9 @@ export interface Run {
   /** What a run that does not execute waits for (GET /api/runs/{id});
    * absent while it executes or once it has ended. */
   waiting?: Waiting;
+  /** Why a paused run paused (h16-budgets; GET only: live, the pause
+   * notice in the transcript says it). */
+  paused?: { code: string; reason: string; details?: Record<string, unknown> };
 }
 
 /** Why a run waits (docs/API.md): a person, the session's previous run, a

@@ -19,6 +19,7 @@ import { ICheck, ICopy } from "../shell/icons";
 import { toneClass } from "../shell/status";
 import { fmtDuration, parseTime } from "./util";
 import { JournalButton } from "./Journal";
+import { PausedBar } from "./PausedBar";
 
 /** What entries need from the transcript around them. */
 export interface TranscriptEnv {
@@ -250,7 +251,7 @@ function Notice({ item }: { item: Item }) {
         <span>{item.text ?? item.code ?? ""}</span>
       </div>
       {item.details && Object.keys(item.details).length > 0 && <NoticeDetails code={item.code} details={item.details} />}
-      {resume && resume.anchor === item.id && <ResumeBar key={resume.run.id + ":" + resume.run.status} run={resume.run} />}
+      {resume && resume.anchor === item.id && <ResumeBar key={resume.run.id + ":" + resume.run.status} run={resume.run} cause={item} />}
     </>
   );
 }
@@ -274,7 +275,12 @@ function NoticeDetails({ code, details }: { code?: string; details: Record<strin
 /** What an interrupted or recovering run offers: resume it now. The button
  * stays disabled after a click until the run's status moves on (then the
  * bar goes) or the server refuses (the toast says why). */
-export function ResumeBar({ run }: { run: Run }) {
+export function ResumeBar({ run, cause }: { run: Run; cause?: Item }) {
+  if (run.status === "paused") return <PausedBar run={run} cause={cause} />;
+  return <StoppedBar run={run} />;
+}
+
+function StoppedBar({ run }: { run: Run }) {
   const store = useStore();
   const [busy, setBusy] = useState(false);
   const recovering = run.status === "recovering";
