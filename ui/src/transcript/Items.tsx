@@ -187,7 +187,10 @@ function RunEnd({ item }: { item: Item }) {
   const status = item.status ?? "";
   const me = useStore().account.me.value?.principal?.name;
   return (
-    <div class={"run-end run-end-" + status + " " + toneClass(status)} data-testid="run-end" data-status={status} role="status">
+    <div class={"run-end run-end-" + status + " " + toneClass(status)}>
+      {/* The status alone is announced and read; the journal button is
+          beside it, not in it. */}
+      <span class="run-end-status" data-testid="run-end" data-status={status} role="status">
       {status === "cancelled" ? (
         <>
           <IconStop size={14} /> <span>Stopped{item.by && item.by !== me ? ` by ${item.by}` : ""}</span>
@@ -209,6 +212,7 @@ function RunEnd({ item }: { item: Item }) {
           <IconInfo size={14} /> <span>Run {status}{item.error ? `: ${item.error.message}` : ""}</span>
         </>
       )}
+      </span>
       {item.run_id && <JournalButton runId={item.run_id} variant="text" />}
     </div>
   );
