@@ -109,12 +109,19 @@ func (a *API) createProvider(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, p)
 }
 
-func (a *API) getProvider(w http.ResponseWriter, r *http.Request) {
+// providerTarget is the settings service and the provider id a
+// /api/providers/{id} route names, or false once it has answered.
+func (a *API) providerTarget(w http.ResponseWriter, r *http.Request) (Settings, string, bool) {
 	svc, ok := a.settingsSvc(w)
 	if !ok {
-		return
+		return nil, "", false
 	}
 	pid, ok := providerID(w, r)
+	return svc, pid, ok
+}
+
+func (a *API) getProvider(w http.ResponseWriter, r *http.Request) {
+	svc, pid, ok := a.providerTarget(w, r)
 	if !ok {
 		return
 	}
@@ -127,11 +134,7 @@ func (a *API) getProvider(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) patchProvider(w http.ResponseWriter, r *http.Request) {
-	svc, ok := a.settingsSvc(w)
-	if !ok {
-		return
-	}
-	pid, ok := providerID(w, r)
+	svc, pid, ok := a.providerTarget(w, r)
 	if !ok {
 		return
 	}
@@ -149,11 +152,7 @@ func (a *API) patchProvider(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteProvider(w http.ResponseWriter, r *http.Request) {
-	svc, ok := a.settingsSvc(w)
-	if !ok {
-		return
-	}
-	pid, ok := providerID(w, r)
+	svc, pid, ok := a.providerTarget(w, r)
 	if !ok {
 		return
 	}
@@ -166,11 +165,7 @@ func (a *API) deleteProvider(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) testProvider(w http.ResponseWriter, r *http.Request) {
-	svc, ok := a.settingsSvc(w)
-	if !ok {
-		return
-	}
-	pid, ok := providerID(w, r)
+	svc, pid, ok := a.providerTarget(w, r)
 	if !ok {
 		return
 	}
