@@ -82,7 +82,7 @@ function Modes() {
             <span class="policy-dot" style={{ background: p.color || "var(--fg-muted)" }} aria-hidden="true" />
             <span class="policy-name">{p.name}{p.default && <span class="scope-badge">default</span>}</span>
             {admin ? (
-              <select class="input" aria-label={`Approval mode of ${p.name}`} data-testid="profile-mode-select" value={p.approval_mode}
+              <select class="input" aria-label={`Approval mode of ${p.name}`} data-testid="profile-mode-select" value={p.approval_mode} autocomplete="off"
                 onChange={(e) => void change(p, e.currentTarget.value)}>
                 {(["", ...MODES] as Profile["approval_mode"][]).map((m) => (
                   <option key={m} value={m}>{m === "" ? `Server default (${mode.value})` : APPROVAL_TEXT[m]}</option>

@@ -350,7 +350,7 @@ export function createStore(): Store & StoreInternals {
     const r = await api.get<{ requests: HumanRequest[] }>("/api/requests?status=pending");
     batch(() => {
       const next = s.value.next_cursor ?? "";
-      sessions.value = mergeFirstPage(sessions.peek(), s.value.sessions, next);
+      sessions.value = mergeFirstPage(sessions.peek(), s.value.sessions, next, shown);
       // The keyset cursor past the deepest page stays valid; with only the
       // first page (or all of it in one page) the new one takes over.
       if (!deepPages || !next) {
