@@ -1,8 +1,9 @@
 // Command caduceus is the Caduceus binary: `caduceus serve` runs the web
 // server with an in-process runner (or, with --runner=none, the web tier
 // alone); `caduceus runner` runs runs for a web tier on the same data dir;
-// `caduceus backup` copies the database while it runs; `caduceus version`
-// prints the version.
+// `caduceus backup` copies the database while it runs; `caduceus run`,
+// `sessions`, `approve`, `deny` and `jobs` are the command-line client of a
+// running server (internal/cli); `caduceus version` prints the version.
 package main
 
 import (
@@ -45,6 +46,8 @@ func run(args []string) int {
 		return runUser(args[1:])
 	case "backup":
 		return backup(args[1:])
+	case "run", "sessions", "approve", "deny", "jobs":
+		return client(args[0], args[1:])
 	case "help", "-h", "--help":
 		usage()
 		return 0
@@ -68,7 +71,16 @@ Commands:
   backup    write a consistent copy of the SQLite database, also while it runs
   version   print the version
 
-Run 'caduceus serve -h' or 'caduceus runner -h' for their flags.
+Client commands (speak to a running server: --server or CADUCEUS_SERVER,
+--token or CADUCEUS_TOKEN):
+  run "prompt"   send a message (new session unless --session); --follow
+                 streams the run and asks its approvals on the terminal
+  sessions       list sessions
+  approve <req>  approve a request (--scope once|session|always)
+  deny <req>     deny a request (--note what to do instead)
+  jobs           list scheduled jobs
+
+Run 'caduceus <command> -h' for its flags.
 `)
 }
 
