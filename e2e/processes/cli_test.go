@@ -1,0 +1,281 @@
+package processes
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+)
+
+// cliResult is what one client command printed and how it exited.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// runCLI runs the binary's client command with stdin from a pipe (not a
+// terminal) and the given environment on top of a clean one.
+func runCLI(t *testing.T, stdin string, env []string, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	code := 0
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("caduceus %v: %v", args, err)
+	}
+	return cliResult{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// `caduceus run --follow` against a live server prints the scripted
+// answer as it streams, without colour on a pipe, and exits 0.
+func TestCLIRunFollowPrintsAnswer(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Paced("Hello from the scripted model.", 5, 10))))
+	r := runCLI(t, "", []string{"CADUCEUS_SERVER=" + s.URL}, "run", "--follow", "hello")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r.stdout != "Hello from the scripted model.\n[run completed]\n" {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+	if strings.Contains(r.stdout+r.stderr, "\x1b[") {
+		t.Errorf("colour on a pipe: %q", r.stdout+r.stderr)
+	}
+	if got := s.Sessions(t); len(got) != 1 {
+		t.Errorf("sessions = %+v", got)
+	}
+	list := runCLI(t, "", nil, "sessions", "--server", s.URL)
+	if list.code != 0 || !strings.Contains(list.stdout, got0(s.Sessions(t))) || !strings.Contains(list.stdout, "hello") {
+		t.Errorf("sessions: exit %d\n%s%s", list.code, list.stdout, list.stderr)
+	}
+}
+
+func got0(ss []e2etest.SessionJSON) string {
+	if len(ss) == 0 {
+		return "(none)"
+	}
+	return ss[0].ID
+}
+
+// --json prints one JSON event per line, only the followed run's, ending
+// with run.done and then {"run": …} in its final state.
+func TestCLIRunFollowJSON(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("Fine."))))
+	r := runCLI(t, "", []string{"CADUCEUS_SERVER=" + s.URL}, "run", "hi", "--follow", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("stdout = %q", r.stdout)
+	}
+	var runID string
+	var types []string
+	for _, l := range lines[:len(lines)-1] {
+		var e struct {
+			ID    int64  `json:"id"`
+			RunID string `json:"run_id"`
+			Type  string `json:"type"`
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil || e.ID == 0 {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if runID == "" {
+			runID = e.RunID
+		}
+		if e.RunID != runID {
+			t.Errorf("event of another run: %q", l)
+		}
+		types = append(types, e.Type)
+	}
+	if types[len(types)-1] != "run.done" || !contains(types, "message.delta") {
+		t.Errorf("types = %v", types)
+	}
+	var final struct {
+		Run struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"run"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &final); err != nil || final.Run.ID != runID || final.Run.Status != "completed" {
+		t.Errorf("last line %q: %v", lines[len(lines)-1], err)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// A run that needs approval asks on the terminal; answering "o" there
+// approves the call once and the run completes (exit 0).
+func TestCLIApprovesOnTerminal(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Script(
+		e2etest.Turn(e2etest.Text("Let me check."), e2etest.Call("run_command", `{"command":"echo from-the-tool"}`)),
+		e2etest.Turn(e2etest.Text("The command printed it.")),
+	))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "run", "--follow", "please run it")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CADUCEUS_SERVER=" + s.URL, "TERM=dumb"}
+	tty, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	out := make(chan string, 1024)
+	go func() {
+		defer close(out)
+		rd := bufio.NewReader(tty)
+		buf := make([]byte, 4096)
+		for {
+			n, err := rd.Read(buf)
+			if n > 0 {
+				out <- string(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var seen strings.Builder
+	waitFor := func(what string) {
+		t.Helper()
+		for !strings.Contains(seen.String(), what) {
+			select {
+			case chunk, ok := <-out:
+				if !ok {
+					t.Fatalf("terminal closed before %q:\n%s", what, seen.String())
+				}
+				seen.WriteString(chunk)
+			case <-ctx.Done():
+				t.Fatalf("no %q on the terminal:\n%s", what, seen.String())
+			}
+		}
+	}
+	waitFor("[o/s/a/d]")
+	if !strings.Contains(seen.String(), "$ echo from-the-tool") {
+		t.Errorf("no command line before the question:\n%s", seen.String())
+	}
+	if _, err := io.WriteString(tty, "o\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("[run completed]")
+	waitFor("\n")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v\n%s", err, seen.String())
+	}
+	for _, want := range []string{"approved (once)", "from-the-tool", "The command printed it.", "\x1b["} {
+		if !strings.Contains(seen.String(), want) {
+			t.Errorf("terminal lacks %q:\n%s", want, seen.String())
+		}
+	}
+}
+
+// Without a terminal the client prints the request id; with --no-wait it
+// leaves the run waiting, `caduceus approve` answers it, and following the
+// session again sees it complete.
+func TestCLIApproveFromAnotherCommand(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Script(
+		e2etest.Turn(e2etest.Call("run_command", `{"command":"echo later"}`)),
+		e2etest.Turn(e2etest.Text("Done later.")),
+	))
+	env := []string{"CADUCEUS_SERVER=" + s.URL}
+	r := runCLI(t, "", env, "run", "--follow", "--no-wait", "run it")
+	if r.code != 0 || !strings.Contains(r.stderr, "caduceus approve req_") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	pending := s.Pending(t)
+	if len(pending) != 1 || !strings.Contains(r.stdout, "request: "+pending[0].ID) {
+		t.Fatalf("pending %+v, stdout:\n%s", pending, r.stdout)
+	}
+	if a := runCLI(t, "", env, "approve", pending[0].ID, "--note", "x"); a.code != 2 {
+		t.Errorf("approve --note: exit %d %s", a.code, a.stderr)
+	}
+	if a := runCLI(t, "", env, "approve", pending[0].ID); a.code != 0 || a.stdout != "approved "+pending[0].ID+" (once)\n" {
+		t.Fatalf("approve: exit %d %q %q", a.code, a.stdout, a.stderr)
+	}
+	if a := runCLI(t, "", env, "deny", pending[0].ID); a.code != 1 || !strings.Contains(a.stderr, "not_pending") {
+		t.Errorf("second answer: exit %d %q", a.code, a.stderr)
+	}
+	s.WaitStatus(t, pending[0].RunID, "completed")
+}
+
+// A wrong token exits 4 with a message that says what to fix; so does a
+// server that is not there. Bad usage exits 2 before any request.
+func TestCLIErrors(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("never"))), e2etest.WithToken("the-right-token-0123456789"))
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		want string
+	}{
+		{"wrong token", []string{"CADUCEUS_SERVER=" + s.URL, "CADUCEUS_TOKEN=wrong"}, []string{"run", "--follow", "hi"}, 4, "not authorised"},
+		{"no token", nil, []string{"sessions", "--server", s.URL}, 4, "CADUCEUS_TOKEN"},
+		{"nobody listening", nil, []string{"sessions", "--server", "http://127.0.0.1:1"}, 4, "cannot reach the server"},
+		{"no prompt", nil, []string{"run", "--server", s.URL}, 2, "prompt is missing"},
+		{"unknown flag", nil, []string{"run", "--bogus", "x"}, 2, "bogus"},
+		{"profile with session", nil, []string{"run", "--session", "ses_x", "--profile", "prf_x", "x"}, 2, "--profile"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, "", tc.env, tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q)", r.code, tc.code, r.stderr, tc.want)
+			}
+			if strings.Contains(r.stdout+r.stderr, "the-right-token") {
+				t.Errorf("the token was printed")
+			}
+		})
+	}
+	right := []string{"CADUCEUS_TOKEN=the-right-token-0123456789", "CADUCEUS_SERVER=" + s.URL}
+	if l := runCLI(t, "", right, "sessions", "--json"); l.code != 0 || !strings.Contains(l.stdout, `"sessions":[]`) {
+		t.Errorf("refused commands made sessions, or the list failed: exit %d %q %q", l.code, l.stdout, l.stderr)
+	}
+	ok := runCLI(t, "", right, "run", "hi")
+	if ok.code != 0 || !strings.HasPrefix(ok.stdout, "run run_") {
+		t.Errorf("right token: exit %d %q %q", ok.code, ok.stdout, ok.stderr)
+	}
+}
+
+// `caduceus jobs` on a server without scheduled jobs says so and exits 0;
+// on one with them it lists them.
+func TestCLIJobs(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Script())
+	r := runCLI(t, "", []string{"CADUCEUS_SERVER=" + s.URL}, "jobs")
+	if r.code != 0 || (r.stdout != "this server has no scheduled jobs\n" && r.stdout != "no scheduled jobs\n") {
+		t.Errorf("jobs: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
