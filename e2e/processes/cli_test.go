@@ -1,7 +1,6 @@
 package processes
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -133,6 +132,84 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// terminalCLI is the client running on a pseudo-terminal, as a person
+// would run it.
+type terminalCLI struct {
+	t    *testing.T
+	ctx  context.Context
+	cmd  *exec.Cmd
+	tty  *os.File
+	out  chan string
+	seen strings.Builder
+}
+
+func startTerminalCLI(t *testing.T, ctx context.Context, serverURL string, args ...string) *terminalCLI {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CADUCEUS_SERVER=" + serverURL, "TERM=dumb"}
+	tty, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tty.Close() })
+	c := &terminalCLI{t: t, ctx: ctx, cmd: cmd, tty: tty, out: make(chan string, 1024)}
+	go func() {
+		defer close(c.out)
+		buf := make([]byte, 4096)
+		for {
+			n, err := tty.Read(buf)
+			if n > 0 {
+				c.out <- string(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return c
+}
+
+// waitFor reads the terminal until it shows what.
+func (c *terminalCLI) waitFor(what string) {
+	c.t.Helper()
+	for !strings.Contains(c.seen.String(), what) {
+		select {
+		case chunk, ok := <-c.out:
+			if !ok {
+				c.t.Fatalf("terminal closed before %q:\n%s", what, c.seen.String())
+			}
+			c.seen.WriteString(chunk)
+		case <-c.ctx.Done():
+			c.t.Fatalf("no %q on the terminal:\n%s", what, c.seen.String())
+		}
+	}
+}
+
+func (c *terminalCLI) typeLine(s string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.tty, s+"\n"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// exit waits for the end of the run and the process, and checks the
+// terminal shows each of want.
+func (c *terminalCLI) exit(want ...string) {
+	c.t.Helper()
+	c.waitFor("[run ")
+	if err := c.cmd.Wait(); err != nil {
+		c.t.Fatalf("exit: %v\n%s", err, c.seen.String())
+	}
+	for chunk := range c.out {
+		c.seen.WriteString(chunk)
+	}
+	for _, w := range want {
+		if !strings.Contains(c.seen.String(), w) {
+			c.t.Errorf("terminal lacks %q:\n%s", w, c.seen.String())
+		}
+	}
+}
+
 // A run that needs approval asks on the terminal; answering "o" there
 // approves the call once and the run completes (exit 0).
 func TestCLIApprovesOnTerminal(t *testing.T) {
@@ -143,60 +220,59 @@ func TestCLIApprovesOnTerminal(t *testing.T) {
 	))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "run", "--follow", "please run it")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CADUCEUS_SERVER=" + s.URL, "TERM=dumb"}
-	tty, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
+	c := startTerminalCLI(t, ctx, s.URL, "run", "--follow", "please run it")
+	c.waitFor("[o/s/a/d]")
+	if !strings.Contains(c.seen.String(), "$ echo from-the-tool") {
+		t.Errorf("no command line before the question:\n%s", c.seen.String())
 	}
-	defer tty.Close()
-	out := make(chan string, 1024)
-	go func() {
-		defer close(out)
-		rd := bufio.NewReader(tty)
-		buf := make([]byte, 4096)
-		for {
-			n, err := rd.Read(buf)
-			if n > 0 {
-				out <- string(buf[:n])
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	var seen strings.Builder
-	waitFor := func(what string) {
-		t.Helper()
-		for !strings.Contains(seen.String(), what) {
-			select {
-			case chunk, ok := <-out:
-				if !ok {
-					t.Fatalf("terminal closed before %q:\n%s", what, seen.String())
-				}
-				seen.WriteString(chunk)
-			case <-ctx.Done():
-				t.Fatalf("no %q on the terminal:\n%s", what, seen.String())
-			}
-		}
+	c.typeLine("x") // not a choice: asked again
+	c.waitFor("x\r\n")
+	c.typeLine("o")
+	c.exit("approved (once)", "from-the-tool", "The command printed it.", "[run completed]", "\x1b[")
+}
+
+// Denying on the terminal asks what to do instead and sends it as the
+// deny note the model receives; a question is answered on the terminal.
+func TestCLIDeniesAndAnswersOnTerminal(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Script(
+		e2etest.Turn(e2etest.Call("run_command", `{"command":"rm -rf build"}`)),
+		e2etest.Turn(e2etest.Call("clarify", `{"question":"Which target?","choices":["all","lib"]}`)),
+		e2etest.Turn(e2etest.Text("Understood.")),
+	))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := startTerminalCLI(t, ctx, s.URL, "run", "--follow", "clean up")
+	c.waitFor("deny? [o")
+	c.typeLine("d")
+	c.waitFor("What should it do instead?")
+	c.typeLine("use make clean")
+	c.waitFor("? question: Which target?")
+	c.waitFor("Answer: ")
+	c.typeLine("lib")
+	c.exit("denied: use make clean", "answered: lib", "Understood.", "[run completed]")
+}
+
+// A question answered elsewhere (the browser, another client) while the
+// terminal asks it ends the question there; the run goes on.
+func TestCLIAnsweredElsewhere(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Script(
+		e2etest.Turn(e2etest.Call("run_command", `{"command":"echo elsewhere"}`)),
+		e2etest.Turn(e2etest.Text("Went on.")),
+	))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := startTerminalCLI(t, ctx, s.URL, "run", "--follow", "run it")
+	c.waitFor("[o/s/a/d]")
+	p := s.Pending(t)
+	if len(p) != 1 {
+		t.Fatalf("pending = %+v", p)
 	}
-	waitFor("[o/s/a/d]")
-	if !strings.Contains(seen.String(), "$ echo from-the-tool") {
-		t.Errorf("no command line before the question:\n%s", seen.String())
+	if code := e2etest.Do(t, "POST", s.URL+"/api/requests/"+p[0].ID+"/respond", map[string]string{"choice": "once"}, nil); code != 200 {
+		t.Fatalf("respond: %d", code)
 	}
-	if _, err := io.WriteString(tty, "o\n"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor("[run completed]")
-	waitFor("\n")
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("exit: %v\n%s", err, seen.String())
-	}
-	for _, want := range []string{"approved (once)", "from-the-tool", "The command printed it.", "\x1b["} {
-		if !strings.Contains(seen.String(), want) {
-			t.Errorf("terminal lacks %q:\n%s", want, seen.String())
-		}
-	}
+	c.exit("approved (once)", "Went on.", "[run completed]")
 }
 
 // Without a terminal the client prints the request id; with --no-wait it
