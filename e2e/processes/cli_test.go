@@ -15,6 +15,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+	"github.com/caduceus-dev/caduceus/internal/provider/demo"
 )
 
 // cliResult is what one client command printed and how it exited.
@@ -41,7 +42,9 @@ func runCLI(t *testing.T, stdin string, env []string, args ...string) cliResult 
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("caduceus %v: %v", args, err)
+		// Errorf, not Fatalf: runCLI also runs off the test's goroutine.
+		t.Errorf("caduceus %v: %v", args, err)
+		code = -1
 	}
 	return cliResult{stdout: out.String(), stderr: errb.String(), code: code}
 }
@@ -354,4 +357,39 @@ func TestCLIJobs(t *testing.T) {
 	if r.code != 0 || (r.stdout != "this server has no scheduled jobs\n" && r.stdout != "no scheduled jobs\n") {
 		t.Errorf("jobs: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
+}
+
+// run --follow exits with the run's outcome: 1 for a failed run, 3 for a
+// cancelled one (here cancelled through the API while it waits for a
+// person who is not at a terminal).
+func TestCLIExitCodeFollowsTheRun(t *testing.T) {
+	t.Parallel()
+	t.Run("failed", func(t *testing.T) {
+		t.Parallel()
+		s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(demo.Step{Kind: demo.KindError, Code: "bad_request", Message: "the model refused"})))
+		r := runCLI(t, "", []string{"CADUCEUS_SERVER=" + s.URL}, "run", "--follow", "hi")
+		if r.code != 1 || !strings.Contains(r.stdout, "[run failed: provider_bad_request") {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		t.Parallel()
+		s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Call("run_command", `{"command":"echo never"}`))))
+		done := make(chan cliResult, 1)
+		go func() { done <- runCLI(t, "", []string{"CADUCEUS_SERVER=" + s.URL}, "run", "--follow", "hi") }()
+		var p []e2etest.RequestJSON
+		for deadline := time.Now().Add(30 * time.Second); len(p) == 0; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("no pending request")
+			}
+			p = s.Pending(t)
+		}
+		if code := e2etest.Do(t, "POST", s.URL+"/api/runs/"+p[0].RunID+"/cancel", nil, nil); code != 200 && code != 202 {
+			t.Fatalf("cancel: %d", code)
+		}
+		r := <-done
+		if r.code != 3 || !strings.Contains(r.stdout, "[run cancelled]") || !strings.Contains(r.stderr, p[0].ID) {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
 }
