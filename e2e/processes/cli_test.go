@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -392,4 +393,54 @@ func TestCLIExitCodeFollowsTheRun(t *testing.T) {
 			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 		}
 	})
+}
+
+// A server restarted while run --follow waits drops its stream; the
+// client reconnects with Last-Event-ID to the same address, misses and
+// repeats nothing, and ends with the run.
+func TestCLIFollowSurvivesServerRestart(t *testing.T) {
+	t.Parallel()
+	dataDir, ws := t.TempDir(), t.TempDir()
+	sp := e2etest.WriteScript(t, e2etest.Script(
+		e2etest.Turn(e2etest.Text("Before the restart."), e2etest.Call("run_command", `{"command":"echo across"}`)),
+		e2etest.Turn(e2etest.Text("After the restart.")),
+	))
+	p := e2etest.StartServe(t, binary, dataDir, ws, sp, "--approval-mode", "manual")
+	done := make(chan cliResult, 1)
+	go func() { done <- runCLI(t, "", []string{"CADUCEUS_SERVER=" + p.URL}, "run", "--follow", "go") }()
+	var pend []e2etest.RequestJSON
+	for deadline := time.Now().Add(30 * time.Second); len(pend) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no pending request")
+		}
+		pend = p.Pending(t)
+	}
+	if err := p.Stop(t, syscall.SIGTERM); err != nil {
+		t.Logf("stop: %v", err)
+	}
+	p2 := e2etest.StartServe(t, binary, dataDir, ws, sp, "--approval-mode", "manual", "--addr", strings.TrimPrefix(p.URL, "http://"))
+	p2.WaitStatus(t, pend[0].RunID, "awaiting_approval")
+	if c := e2etest.Do(t, "POST", p2.URL+"/api/requests/"+pend[0].ID+"/respond", map[string]string{"choice": "once"}, nil); c != 200 {
+		t.Fatalf("respond: %d", c)
+	}
+	r := <-done
+	if r.code != 0 || !strings.Contains(r.stderr, "reconnecting") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	lines := strings.Split(r.stdout, "\n")
+	for _, once := range []string{"Before the restart.", "$ echo across", "  approved (once)", "After the restart.", "[run completed]"} {
+		if n := countLines(lines, once); n != 1 {
+			t.Errorf("%q printed %d times:\n%s", once, n, r.stdout)
+		}
+	}
+}
+
+func countLines(lines []string, s string) int {
+	n := 0
+	for _, l := range lines {
+		if l == s {
+			n++
+		}
+	}
+	return n
 }
