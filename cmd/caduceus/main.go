@@ -2,7 +2,7 @@
 // server with an in-process runner (or, with --runner=none, the web tier
 // alone); `caduceus runner` runs runs for a web tier on the same data dir;
 // `caduceus backup` copies the database while it runs; `caduceus run`,
-// `sessions`, `approve`, `deny` and `jobs` are the command-line client of a
+// `sessions`, `approve`, `deny`, `answer` and `jobs` are the command-line client of a
 // running server (internal/cli); `caduceus version` prints the version.
 package main
 
@@ -46,7 +46,7 @@ func run(args []string) int {
 		return runUser(args[1:])
 	case "backup":
 		return backup(args[1:])
-	case "run", "sessions", "approve", "deny", "jobs":
+	case "run", "sessions", "approve", "deny", "answer", "jobs":
 		return client(args[0], args[1:])
 	case "help", "-h", "--help":
 		usage()
@@ -78,6 +78,7 @@ Client commands (speak to a running server: --server or CADUCEUS_SERVER,
   sessions       list sessions
   approve <req>  approve a request (--scope once|session|always)
   deny <req>     deny a request (--note what to do instead)
+  answer <req> "text"  answer an agent's question
   jobs           list scheduled jobs
 
 Run 'caduceus <command> -h' for its flags.

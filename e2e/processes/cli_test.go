@@ -297,8 +297,8 @@ func TestCLIApproveFromAnotherCommand(t *testing.T) {
 	if len(pending) != 1 || !strings.Contains(r.stdout, "request: "+pending[0].ID) {
 		t.Fatalf("pending %+v, stdout:\n%s", pending, r.stdout)
 	}
-	if a := runCLI(t, "", env, "approve", pending[0].ID, "--note", "x"); a.code != 2 {
-		t.Errorf("approve --note: exit %d %s", a.code, a.stderr)
+	if a := runCLI(t, "", env, "answer", pending[0].ID, "yes"); a.code != 2 || !strings.Contains(a.stderr, "is an approval") {
+		t.Errorf("answer an approval: exit %d %s", a.code, a.stderr)
 	}
 	if a := runCLI(t, "", env, "approve", pending[0].ID); a.code != 0 || a.stdout != "approved "+pending[0].ID+" (once)\n" {
 		t.Fatalf("approve: exit %d %q %q", a.code, a.stdout, a.stderr)
@@ -443,4 +443,44 @@ func countLines(lines []string, s string) int {
 		}
 	}
 	return n
+}
+
+// A question is answered with `caduceus answer`; approve and deny refuse
+// a question (the server would take their choice as the answer), and
+// answer refuses an approval.
+func TestCLIAnswerAQuestion(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Script(
+		e2etest.Turn(e2etest.Call("clarify", `{"question":"Which target?"}`)),
+		e2etest.Turn(e2etest.Text("Building it.")),
+	))
+	env := []string{"CADUCEUS_SERVER=" + s.URL}
+	r := runCLI(t, "", env, "run", "--follow", "--no-wait", "build")
+	if r.code != 0 || !strings.Contains(r.stderr, "caduceus answer req_") || !strings.Contains(r.stdout, "? question: Which target?") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	p := s.Pending(t)
+	if len(p) != 1 {
+		t.Fatalf("pending = %+v", p)
+	}
+	if a := runCLI(t, "", env, "approve", p[0].ID); a.code != 2 || !strings.Contains(a.stderr, "is a question") {
+		t.Errorf("approve a question: exit %d %q", a.code, a.stderr)
+	}
+	if a := runCLI(t, "", env, "answer", p[0].ID); a.code != 2 {
+		t.Errorf("answer without text: exit %d %q", a.code, a.stderr)
+	}
+	if len(s.Pending(t)) != 1 {
+		t.Fatal("a refused command answered the question")
+	}
+	if a := runCLI(t, "", env, "answer", p[0].ID, "the", "library"); a.code != 0 || a.stdout != "answered "+p[0].ID+"\n" {
+		t.Fatalf("answer: exit %d %q %q", a.code, a.stdout, a.stderr)
+	}
+	s.WaitStatus(t, p[0].RunID, "completed")
+	var got struct {
+		Response string `json:"response"`
+	}
+	e2etest.Do(t, "GET", s.URL+"/api/requests/"+p[0].ID, nil, &got)
+	if got.Response != "the library" {
+		t.Errorf("response = %q", got.Response)
+	}
 }

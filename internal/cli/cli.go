@@ -1,5 +1,5 @@
 // Package cli is the command-line client of a Caduceus server: `caduceus
-// run`, `sessions`, `approve`, `deny` and `jobs` speak the HTTP API of a
+// run`, `sessions`, `approve`, `deny`, `answer` and `jobs` speak the HTTP API of a
 // running server (local or remote) with a token, like any other client.
 // It holds no state of its own: the server is the truth.
 package cli
@@ -59,7 +59,7 @@ func Main(ctx context.Context, cmd string, args []string, io IO) int {
 		return runCommand(ctx, args, io)
 	case "sessions":
 		return sessionsCommand(ctx, args, io)
-	case "approve", "deny":
+	case "approve", "deny", "answer":
 		return respondCommand(ctx, cmd, args, io)
 	case "jobs":
 		return jobsCommand(ctx, args, io)

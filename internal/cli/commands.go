@@ -60,13 +60,16 @@ func sessionsCommand(ctx context.Context, args []string, io IO) int {
 	return ExitOK
 }
 
-// respondCommand answers an approval: approve (once, or remembered for
-// the session or always) or deny with an optional note.
+// respondCommand answers a request: approve (once, or remembered for the
+// session or always) or deny, with an optional note, an approval; answer
+// a question.
 func respondCommand(ctx context.Context, cmd string, args []string, io IO) int {
 	var f common
 	var note, scope string
 	fs := newFlags(cmd, io, &f)
-	fs.StringVar(&note, "note", "", "deny only: what the agent should do instead")
+	if cmd == "deny" {
+		fs.StringVar(&note, "note", "", "what the agent should do instead")
+	}
 	if cmd == "approve" {
 		fs.StringVar(&scope, "scope", "once", "once, session (remember for the session) or always (remember everywhere)")
 	}
@@ -75,36 +78,56 @@ func respondCommand(ctx context.Context, cmd string, args []string, io IO) int {
 		return usageError(io, err)
 	}
 	switch {
-	case len(pos) != 1:
+	case cmd == "answer" && len(pos) < 2:
+		return usageError(io, errors.New("answer: want a request id (req_…) and the answer: caduceus answer req_… \"the answer\""))
+	case cmd != "answer" && len(pos) != 1:
 		return usageError(io, fmt.Errorf("%s: want one request id (req_…), as the run printed it", cmd))
-	case cmd == "approve" && note != "":
-		return usageError(io, errors.New("approve: --note goes with deny"))
-	case cmd == "approve" && scope != "once" && scope != "session" && scope != "always":
+	case scope != "" && scope != "once" && scope != "session" && scope != "always":
 		return usageError(io, fmt.Errorf("approve: --scope %q: want once, session or always", scope))
 	}
-	body := map[string]string{"choice": scope}
-	if cmd == "deny" {
-		body["choice"] = "deny"
-		if note != "" {
-			body["note"] = note
-		}
-	}
+	id := pos[0]
 	c, err := f.client(io)
 	if err != nil {
 		return usageError(io, err)
 	}
-	var raw json.RawMessage
-	if err := c.do(ctx, "POST", "/api/requests/"+url.PathEscape(pos[0])+"/respond", body, &raw); err != nil {
+	// The server would take an approval's choice as a question's answer:
+	// check the kind first so that `approve` never answers "once" to a
+	// question.
+	var req struct {
+		Kind string `json:"kind"`
+	}
+	if err := c.do(ctx, "GET", "/api/requests/"+url.PathEscape(id), nil, &req); err != nil {
 		return fail(io, err)
 	}
-	if f.json {
-		fmt.Fprintf(io.Stdout, "%s\n", raw)
-		return ExitOK
+	var body map[string]string
+	switch {
+	case cmd == "answer" && req.Kind != "clarify":
+		return usageError(io, fmt.Errorf("answer: %s is an approval: use caduceus approve or deny", id))
+	case cmd != "answer" && req.Kind == "clarify":
+		return usageError(io, fmt.Errorf("%s: %s is a question: use caduceus answer %s \"the answer\"", cmd, id, id))
+	case cmd == "answer":
+		body = map[string]string{"answer": strings.Join(pos[1:], " ")}
+	case cmd == "deny":
+		body = map[string]string{"choice": "deny"}
+		if note != "" {
+			body["note"] = note
+		}
+	default:
+		body = map[string]string{"choice": scope}
 	}
-	if cmd == "deny" {
-		fmt.Fprintf(io.Stdout, "denied %s\n", pos[0])
-	} else {
-		fmt.Fprintf(io.Stdout, "approved %s (%s)\n", pos[0], scope)
+	var raw json.RawMessage
+	if err := c.do(ctx, "POST", "/api/requests/"+url.PathEscape(id)+"/respond", body, &raw); err != nil {
+		return fail(io, err)
+	}
+	switch {
+	case f.json:
+		fmt.Fprintf(io.Stdout, "%s\n", raw)
+	case cmd == "deny":
+		fmt.Fprintf(io.Stdout, "denied %s\n", id)
+	case cmd == "answer":
+		fmt.Fprintf(io.Stdout, "answered %s\n", id)
+	default:
+		fmt.Fprintf(io.Stdout, "approved %s (%s)\n", id, scope)
 	}
 	return ExitOK
 }

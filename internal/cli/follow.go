@@ -138,7 +138,7 @@ func (f *follower) handle(ctx context.Context, e event.Event) error {
 	case event.ClarifyRequested:
 		var p event.ClarifyRequestedPayload
 		if json.Unmarshal(e.Payload, &p) == nil {
-			return f.open(&ask{id: p.RequestID, clarify: true}, "the web UI, or POST /api/requests/"+p.RequestID+"/respond")
+			return f.open(&ask{id: p.RequestID, clarify: true}, "caduceus answer "+p.RequestID+" \"the answer\"")
 		}
 	case event.ApprovalResolved, event.ClarifyResolved:
 		var p event.ResolvedPayload
@@ -256,7 +256,11 @@ func (f *follower) stdinClosed() error {
 	a := f.ask
 	f.ask = nil
 	fmt.Fprintln(f.io.Stderr)
-	return f.elsewhere(a.id, "caduceus approve "+a.id+"  (or caduceus deny)")
+	how := "caduceus approve " + a.id + "  (or caduceus deny)"
+	if a.clarify {
+		how = "caduceus answer " + a.id + " \"the answer\""
+	}
+	return f.elsewhere(a.id, how)
 }
 
 // respond answers a request; an answer someone else gave first is fine:
