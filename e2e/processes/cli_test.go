@@ -484,3 +484,35 @@ func TestCLIAnswerAQuestion(t *testing.T) {
 		t.Errorf("response = %q", got.Response)
 	}
 }
+
+// Ctrl-C stops following, not the run: exit 130 and the run still waits.
+func TestCLIInterruptLeavesTheRun(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Call("run_command", `{"command":"echo stays"}`))))
+	cmd := exec.Command(binary, "run", "--follow", "go")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CADUCEUS_SERVER=" + s.URL}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var p []e2etest.RequestJSON
+	for deadline := time.Now().Add(30 * time.Second); len(p) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("no pending request")
+		}
+		p = s.Pending(t)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(errb.String(), "goes on on the server") {
+		t.Errorf("exit %v, stderr %q", err, errb.String())
+	}
+	if r := s.Run(t, p[0].RunID); r.Status != "awaiting_approval" {
+		t.Errorf("run after Ctrl-C: %s", r.Status)
+	}
+}

@@ -24,6 +24,9 @@ const (
 	ExitUsage       = 2 // bad flags or arguments, or input the server refused as invalid
 	ExitStopped     = 3 // the run was cancelled or expired
 	ExitUnreachable = 4 // the server cannot be reached or refused the credential
+	// ExitInterrupted is the shell's code for SIGINT: the client was
+	// stopped (Ctrl-C); a run it followed goes on on the server.
+	ExitInterrupted = 130
 )
 
 // DefaultServer is where the client looks when neither --server nor
@@ -135,7 +138,7 @@ func (c *common) client(io IO) (*client, error) {
 func fail(io IO, err error) int {
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(io.Stderr, "caduceus: interrupted")
-		return ExitFailed
+		return ExitInterrupted
 	}
 	fmt.Fprintln(io.Stderr, "caduceus:", describe(err))
 	return exitCode(err)

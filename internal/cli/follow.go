@@ -85,6 +85,9 @@ func (f *follower) follow(ctx context.Context) int {
 		switch {
 		case errors.Is(err, errStop):
 			done = true
+		case err != nil && ctx.Err() != nil:
+			fmt.Fprintf(f.io.Stderr, "\ncaduceus: stopped following; run %s goes on on the server\n", f.run.ID)
+			return ExitInterrupted
 		case err != nil:
 			return fail(f.io, err)
 		}
