@@ -516,3 +516,54 @@ func TestCLIInterruptLeavesTheRun(t *testing.T) {
 		t.Errorf("run after Ctrl-C: %s", r.Status)
 	}
 }
+
+// --workspace, --model and --session reach the server: the new session
+// works in the directory given (relative to the client's directory), and
+// a second run goes to that session. A profile the server does not have
+// is refused (exit 2) and creates nothing.
+func TestCLISessionSettings(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sub := ws + "/sub"
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("ok"))), e2etest.WithWorkspace(ws))
+	env := []string{"CADUCEUS_SERVER=" + s.URL}
+	if r := runCLI(t, "", env, "run", "--profile", "prf_01m7xycjnkfry445nd4sfrf5m3", "x"); r.code != 2 || !strings.Contains(r.stderr, "profile_not_found") {
+		t.Errorf("unknown profile: exit %d %q", r.code, r.stderr)
+	}
+	if got := s.Sessions(t); len(got) != 0 {
+		t.Fatalf("a refused run made sessions: %+v", got)
+	}
+	cmd := exec.Command(binary, "run", "--workspace", "sub", "--model", "demo", "--json", "first")
+	cmd.Dir = ws
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("run --workspace: %v %s", err, out)
+	}
+	var first struct {
+		Run struct {
+			SessionID string `json:"session_id"`
+			Model     string `json:"model"`
+		} `json:"run"`
+	}
+	if err := json.Unmarshal(out, &first); err != nil || first.Run.Model != "demo" {
+		t.Fatalf("run --json = %s (%v)", out, err)
+	}
+	var ses struct {
+		Workspace string `json:"workspace"`
+	}
+	e2etest.Do(t, "GET", s.URL+"/api/sessions/"+first.Run.SessionID, nil, &ses)
+	if ses.Workspace != sub {
+		t.Errorf("workspace = %q, want %q", ses.Workspace, sub)
+	}
+	r := runCLI(t, "", env, "run", "--session", first.Run.SessionID, "--follow", "second")
+	if r.code != 0 {
+		t.Fatalf("second run: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if runs := s.Runs(t, first.Run.SessionID); len(runs) != 2 {
+		t.Errorf("runs of the session = %d, want 2", len(runs))
+	}
+}
