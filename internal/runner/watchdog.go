@@ -141,6 +141,34 @@ func (d *Watchdog) Sweep(ctx context.Context) {
 		_ = d.w.Do(ctx, func(tx store.Tx) error { return tx.DeleteRunner(ctx, id) })
 	}
 	d.expireParked(ctx, runs)
+	d.expireRuns(ctx)
+}
+
+// expireRuns ends the runs past their deadline that no runner holds
+// (h17-expiry): queued, parked, paused, recovering or interrupted, and so
+// those whose runner died, once the sweep above has taken them back. A
+// runner ends the runs it holds itself. Several watchdogs may sweep at
+// once: control.ExpireRun refuses a run already ended, so one wins.
+func (d *Watchdog) expireRuns(ctx context.Context) {
+	runs, err := d.st.RunsWithStatus(ctx, control.Unheld()...)
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	for _, ru := range runs {
+		if ru.ExpiresAt.IsZero() || now.Before(ru.ExpiresAt) || ru.RunnerID != "" {
+			continue
+		}
+		err := d.w.Do(ctx, func(tx store.Tx) error { return control.ExpireRun(ctx, tx, ru.ID, "", now) })
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			// Ended or claimed meanwhile.
+		case err != nil && ctx.Err() == nil:
+			d.log.Warn("expire run failed", "run", ru.ID, "err", err)
+		case err == nil:
+			d.log.Info("run expired", "run", ru.ID, "status", ru.Status, "expires_at", ru.ExpiresAt)
+		}
+	}
 }
 
 // expireParked resolves the overdue requests of parked runs as expired, so
