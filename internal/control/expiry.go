@@ -80,7 +80,10 @@ func formatDuration(d time.Duration) string {
 // open and cancelling its pending requests as Finish does. fence is the
 // runner holding it; "" (the sweep) ends only a run no runner holds, so a
 // live runner ends its own runs and their journal stays in order.
-func ExpireRun(ctx context.Context, tx store.Tx, runID, fence string, now time.Time) error {
+//
+// before are events to journal ahead of the end when the run does expire:
+// the sweep's checkpoint of what the run did.
+func ExpireRun(ctx context.Context, tx store.Tx, runID, fence string, now time.Time, before ...event.Draft) error {
 	r, err := tx.GetRun(ctx, runID)
 	if err != nil {
 		return err
@@ -92,6 +95,11 @@ func ExpireRun(ctx context.Context, tx store.Tx, runID, fence string, now time.T
 		return fmt.Errorf("expire run %s: its deadline has not passed: %w", runID, store.ErrConflict)
 	case fence == "" && r.RunnerID != "":
 		return fmt.Errorf("expire run %s: runner %s holds it: %w", runID, r.RunnerID, store.ErrConflict)
+	}
+	if len(before) > 0 {
+		if _, err := tx.AppendEvents(ctx, fence, before...); err != nil {
+			return err
+		}
 	}
 	return finishInTx(ctx, tx, runID, fence, Outcome{Status: run.Expired, Error: ExpiredError(r)}, now)
 }
