@@ -42,7 +42,14 @@ func ParseExpiresIn(s string) (time.Duration, error) {
 		return 0, &Error{Code: CodeInvalidExpiresIn, Message: fmt.Sprintf("expires_in must be a duration such as \"10m\" or \"2h\", not %q", s),
 			Details: map[string]any{"field": "expires_in"}}
 	}
-	return d, checkExpiresIn(d)
+	if d == 0 {
+		// An explicit "0s" is a mistake, not "no deadline": leave it out.
+		d = -1
+	}
+	if err := checkExpiresIn(d); err != nil {
+		return 0, err
+	}
+	return d, nil
 }
 
 func checkExpiresIn(d time.Duration) error {

@@ -165,6 +165,8 @@ func TestExpiresIn(t *testing.T) {
 		{"169h", 0, true},
 		{"-5m", 0, true},
 		{"10", 0, true},
+		{"0s", 0, true},
+		{"0", 0, true},
 		{"ten minutes", 0, true},
 	}
 	for _, tc := range tests {
