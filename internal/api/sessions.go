@@ -291,8 +291,15 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
 		IfBusy      string          `json:"if_busy"`
 		Model       string          `json:"model"`
 		Attachments []attachmentRef `json:"attachments"`
+		// ExpiresIn (h17-expiry): how long the run may take ("10m").
+		ExpiresIn string `json:"expires_in"`
 	}
 	if !decode(w, r, &in) {
+		return
+	}
+	expiresIn, err := control.ParseExpiresIn(in.ExpiresIn)
+	if err != nil {
+		a.fail(w, r, err)
 		return
 	}
 	atts, ok := a.attachments(w, r, sid, in.Model, in.Attachments)
@@ -300,7 +307,7 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ru, steered, err := a.svc.Deliver(r.Context(), sid, control.Message{Content: in.Content, IfBusy: in.IfBusy, Model: in.Model, By: actor(r),
-		TraceParent: a.opt.Tracer.TraceParent(r.Context()), Attachments: atts})
+		TraceParent: a.opt.Tracer.TraceParent(r.Context()), Attachments: atts, ExpiresIn: expiresIn})
 	if err != nil {
 		a.fail(w, r, err)
 		return

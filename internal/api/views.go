@@ -60,16 +60,18 @@ func newSessionView(s store.Session, busy []store.Run, answered map[string]bool)
 }
 
 type runView struct {
-	ID                string            `json:"id"`
-	SessionID         string            `json:"session_id"`
-	Status            run.Status        `json:"status"`
-	Terminal          bool              `json:"terminal"`
-	Input             string            `json:"input"`
-	Model             string            `json:"model"`
-	Attempt           int               `json:"attempt"`
-	Retries           int               `json:"retries"`
-	MaxRetries        int               `json:"max_retries"`
-	RetryAt           *event.Time       `json:"retry_at,omitempty"`
+	ID         string      `json:"id"`
+	SessionID  string      `json:"session_id"`
+	Status     run.Status  `json:"status"`
+	Terminal   bool        `json:"terminal"`
+	Input      string      `json:"input"`
+	Model      string      `json:"model"`
+	Attempt    int         `json:"attempt"`
+	Retries    int         `json:"retries"`
+	MaxRetries int         `json:"max_retries"`
+	RetryAt    *event.Time `json:"retry_at,omitempty"`
+	// ExpiresAt is the run's deadline, when it has one (h17-expiry).
+	ExpiresAt         *event.Time       `json:"expires_at,omitempty"`
 	LastEventID       int64             `json:"last_event_id"`
 	LastSeq           int64             `json:"last_seq"`
 	Controls          []run.Control     `json:"controls"`
@@ -98,6 +100,9 @@ func newRunView(r store.Run, cursor int64, pending []string) runView {
 	}
 	if r.Status == run.Recovering && !r.RetryAt.IsZero() {
 		v.RetryAt = &event.Time{Time: r.RetryAt}
+	}
+	if !r.ExpiresAt.IsZero() {
+		v.ExpiresAt = &event.Time{Time: r.ExpiresAt}
 	}
 	if r.ErrorCode != "" {
 		v.Error = &event.ErrorInfo{Code: r.ErrorCode, Message: r.ErrorMessage}

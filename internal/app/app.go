@@ -220,7 +220,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg), StuckRepeats: cfg.StuckRepeats},
 			st, a.w, a.hub, tools, reg, log)
 	} else {
-		a.watch = runner.NewWatchdog(st, a.w, "", runner.Config{Lease: cfg.Lease, LeaseOnly: shared(cfg), Processes: sweeper}, log)
+		a.watch = runner.NewWatchdog(st, a.w, "", runner.Config{Lease: cfg.Lease, LeaseOnly: shared(cfg), Processes: sweeper,
+			Checkpoints: runnerCheckpoints(chg)}, log) // h17-expiry: an expired run's end checkpoint
 	}
 	if err := a.settings.Reload(ctx); err != nil {
 		a.close()

@@ -288,6 +288,8 @@ func goalAfterRun(ctx context.Context, tx store.Tx, r store.Run, o Outcome, evs 
 	switch {
 	case o.Status == run.Cancelled:
 		g.Status, g.Reason = GoalPaused, "run_cancelled"
+	case o.Status == run.Expired: // h17-expiry: its deadline passed
+		g.Status, g.Reason = GoalPaused, "run_expired"
 	case o.Status != run.Completed:
 		g.Status, g.Reason = GoalPaused, "run_failed"
 	case report != nil && report.Status == tool.GoalMet:

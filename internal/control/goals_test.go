@@ -41,6 +41,7 @@ func TestGoalAfterRun(t *testing.T) {
 		{"time limit", control.GoalInput{MaxDuration: time.Millisecond}, "", false, run.Completed, false, control.GoalPaused, "limit_duration", false},
 		{"stopped by a person", control.GoalInput{}, "", false, run.Cancelled, false, control.GoalPaused, "run_cancelled", false},
 		{"failed", control.GoalInput{}, "", false, run.Failed, false, control.GoalPaused, "run_failed", false},
+		{"expired", control.GoalInput{}, "", false, run.Expired, false, control.GoalPaused, "run_expired", false},
 		{"a queued message goes first", control.GoalInput{}, "", false, run.Completed, true, control.GoalActive, "", false},
 	}
 	for _, tt := range tests {

@@ -317,6 +317,9 @@ type Message struct {
 	// Attachments are files already saved in the session's workspace and
 	// checked by the caller (the API); message.user records them.
 	Attachments []event.Attachment
+	// ExpiresIn (h17-expiry) is how long the run may take from now before
+	// it ends expired; 0: no deadline. Bounded by MinExpiry and MaxExpiry.
+	ExpiresIn time.Duration
 }
 
 // MaxAttachments bounds the attachments of one message.
@@ -347,6 +350,9 @@ func (s *Service) deliver(ctx context.Context, sessionID string, m Message, stee
 	}
 	if len(m.Content) > MaxMessageBytes || !utf8.ValidString(m.Content) {
 		return store.Run{}, errorf(CodeInvalidInput, "content must be UTF-8 text of at most %d bytes", MaxMessageBytes)
+	}
+	if err := checkExpiresIn(m.ExpiresIn); err != nil {
+		return store.Run{}, err
 	}
 	switch m.IfBusy {
 	case "":
@@ -404,6 +410,9 @@ func (s *Service) deliver(ctx context.Context, sessionID string, m Message, stee
 		}
 		r := store.Run{ID: id.New("run"), SessionID: sessionID, Status: run.Queued, Input: m.Content,
 			Model: model, Priority: priority, CreatedAt: now, MaxRetries: s.retryPolicy().Max, RetryBackoff: s.retryPolicy().Backoff}
+		if m.ExpiresIn > 0 {
+			r.ExpiresAt = now.Add(m.ExpiresIn)
+		}
 		if err := tx.InsertRun(ctx, r); err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ type GoalUpdatedPayload struct {
 	Note string `json:"note,omitempty"`
 	// Reason is why the goal is no longer active: met, blocked, paused (a
 	// person), limit_runs, limit_tokens, limit_cost, limit_duration,
-	// run_failed, run_cancelled, cleared.
+	// run_failed, run_expired, run_cancelled, cleared.
 	Reason string `json:"reason,omitempty"`
 	// By is who changed it; absent when the server did (a run's report, a
 	// limit).

@@ -27,6 +27,12 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) stri
 	log := r.log.With("run", claimed.ID, "session", claimed.SessionID)
 	stopWatch := r.watchCancel(ctx, a.cancel, claimed.ID)
 	defer stopWatch()
+	if !claimed.ExpiresAt.IsZero() {
+		// A deadline ends the run where it is, a tool call in flight
+		// included: the run must not outlive it by a long command.
+		t := time.AfterFunc(time.Until(claimed.ExpiresAt), func() { a.cancel(errExpired) })
+		defer t.Stop()
+	}
 
 	h := newHost(r, claimed)
 	res, err := r.drive(ctx, h, claimed, a.draining)
@@ -40,6 +46,10 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) stri
 	case errors.Is(err, store.ErrLeaseLost) || errors.Is(flushErr, store.ErrLeaseLost):
 		log.Warn("lease lost; another runner owns the run now")
 		return OutcomeLeaseLost
+	case errors.Is(cause, errExpired):
+		// Before parking, pausing or yielding: a run past its deadline
+		// waits for nobody.
+		o = control.Outcome{Status: run.Expired, Error: control.ExpiredError(claimed)}
 	case errors.Is(err, agent.ErrPark) && !errors.Is(cause, errCancelRequested):
 		if err := r.w.Do(bg, func(tx store.Tx) error { return control.Park(bg, tx, claimed.ID, r.id) }); err != nil {
 			log.Error("park failed", "err", err)
@@ -108,7 +118,7 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) stri
 	if r.cfg.Checkpoints != nil && h.workspace != "" {
 		r.cfg.Checkpoints.Prune(bg, h.workspace)
 	}
-	return string(o.Status) // completed, failed or cancelled
+	return string(o.Status) // completed, failed, cancelled or expired
 }
 
 // drive rebuilds the conversation from the journal and runs the loop.

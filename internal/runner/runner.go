@@ -156,6 +156,9 @@ type active struct {
 var (
 	errCancelRequested = errors.New("cancel requested")
 	errShutdown        = errors.New("runner shutting down")
+	// errExpired: the run's deadline passed while this runner held it
+	// (h17-expiry); the step in flight is cancelled and the run ends expired.
+	errExpired = errors.New("run expired")
 )
 
 // New returns a Runner with a fresh identity.

@@ -29,6 +29,7 @@ const (
 	OutcomeCompleted  = "completed"
 	OutcomeFailed     = "failed"
 	OutcomeCancelled  = "cancelled"
+	OutcomeExpired    = "expired"     // its deadline passed (h17-expiry)
 	OutcomeParked     = "parked"      // waits for a person, holding no runner
 	OutcomePaused     = "paused"      // a budget, a loop or a person paused it (h16-budgets)
 	OutcomeHandedOver = "handed_over" // the runner stopped; another continues

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
@@ -30,7 +31,10 @@ type Watchdog struct {
 	st    store.Store
 	w     *journal.Writer
 	procs ProcessSweeper // nil: none
-	self  string         // the runner this watchdog belongs to ("" for a web tier)
+	// ckp takes the end-of-run checkpoint of a run the sweep expires (nil:
+	// none, as on a web tier without checkpoints).
+	ckp   Checkpointer
+	self  string // the runner this watchdog belongs to ("" for a web tier)
 	host  string
 	lease time.Duration
 	// leaseOnly: no pid checks (Config.LeaseOnly).
@@ -48,13 +52,14 @@ type ProcessSweeper interface {
 }
 
 // NewWatchdog returns a Watchdog; self is the ID of the runner it runs in,
-// whose runs it leaves alone, or "". Of cfg it uses Lease, LeaseOnly and Processes (may be nil).
+// whose runs it leaves alone, or "". Of cfg it uses Lease, LeaseOnly,
+// Processes and Checkpoints (both may be nil).
 func NewWatchdog(st store.Store, w *journal.Writer, self string, cfg Config, log *slog.Logger) *Watchdog {
 	if cfg.Lease <= 0 {
 		cfg.Lease = 15 * time.Second
 	}
 	host, _ := os.Hostname()
-	return &Watchdog{st: st, w: w, self: self, host: host, procs: cfg.Processes, lease: cfg.Lease, leaseOnly: cfg.LeaseOnly, log: log,
+	return &Watchdog{st: st, w: w, self: self, host: host, procs: cfg.Processes, ckp: cfg.Checkpoints, lease: cfg.Lease, leaseOnly: cfg.LeaseOnly, log: log,
 		born: time.Now().Truncate(time.Millisecond)} // the store keeps milliseconds
 }
 
@@ -141,6 +146,35 @@ func (d *Watchdog) Sweep(ctx context.Context) {
 		_ = d.w.Do(ctx, func(tx store.Tx) error { return tx.DeleteRunner(ctx, id) })
 	}
 	d.expireParked(ctx, runs)
+	d.expireRuns(ctx)
+}
+
+// expireRuns ends the runs past their deadline that no runner holds
+// (h17-expiry): queued, parked, paused, recovering or interrupted, and so
+// those whose runner died, once the sweep above has taken them back. A
+// runner ends the runs it holds itself. Several watchdogs may sweep at
+// once: control.ExpireRun refuses a run already ended, so one wins.
+func (d *Watchdog) expireRuns(ctx context.Context) {
+	runs, err := d.st.RunsWithStatus(ctx, control.Unheld()...)
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	for _, ru := range runs {
+		if ru.ExpiresAt.IsZero() || now.Before(ru.ExpiresAt) || ru.RunnerID != "" {
+			continue
+		}
+		before := d.endCheckpoint(ctx, ru)
+		err := d.w.Do(ctx, func(tx store.Tx) error { return control.ExpireRun(ctx, tx, ru.ID, "", now, before...) })
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			// Ended or claimed meanwhile.
+		case err != nil && ctx.Err() == nil:
+			d.log.Warn("expire run failed", "run", ru.ID, "err", err)
+		case err == nil:
+			d.log.Info("run expired", "run", ru.ID, "status", ru.Status, "expires_at", ru.ExpiresAt)
+		}
+	}
 }
 
 // expireParked resolves the overdue requests of parked runs as expired, so
@@ -186,4 +220,29 @@ func (d *Watchdog) processAlive(ri store.RunnerInfo) bool {
 	}
 	err := syscall.Kill(ri.PID, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// endCheckpoint takes the checkpoint that closes the span of a run the
+// sweep is about to expire, as its runner does at the end of any run, and
+// returns its event; none when the run took no checkpoint (it changed
+// nothing) or there is no Checkpointer. Two sweepers racing may both take
+// one; only the winner journals it, and the other's is a checkpoint with no
+// change.
+func (d *Watchdog) endCheckpoint(ctx context.Context, ru store.Run) []event.Draft {
+	if d.ckp == nil || ru.StartedAt.IsZero() {
+		return nil
+	}
+	sess, err := d.st.GetSession(ctx, ru.SessionID)
+	if err != nil || sess.Workspace == "" {
+		return nil
+	}
+	p, ok, err := d.ckp.RunEnd(ctx, sess.Workspace, ru.SessionID, ru.ID)
+	if err != nil {
+		d.log.Warn("end-of-run checkpoint of an expired run failed", "run", ru.ID, "err", err)
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	return []event.Draft{{RunID: ru.ID, SessionID: ru.SessionID, Type: event.CheckpointCreated, Payload: p}}
 }

@@ -78,6 +78,10 @@ type Run struct {
 	MaxRetries   int           // automatic retries allowed
 	RetryBackoff time.Duration // wait before the first retry; doubles per retry
 	RetryAt      time.Time     // when a recovering run may be claimed again
+	// ExpiresAt (issue 17, h17-expiry) is the deadline by which the run
+	// must have ended (zero: none), fixed when it is queued. A run past it
+	// is never claimed and ends expired.
+	ExpiresAt time.Time
 }
 
 // Request kinds and statuses.

@@ -92,7 +92,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, s := range []string{"tab", "session", "run"} {
 		m.streams.WithLabelValues(s)
 	}
-	for _, o := range []string{"completed", "failed", "cancelled", "parked", "handed_over", "recovering", "lease_lost", "store_error"} {
+	for _, o := range []string{"completed", "failed", "cancelled", "expired", "parked", "handed_over", "recovering", "lease_lost", "store_error"} {
 		m.executions.WithLabelValues(o)
 	}
 	reg.MustRegister(m.appendSeconds, m.commitSeconds, m.commitFailures, m.streams, m.queueWait,

@@ -152,21 +152,22 @@ func collect[T any](rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
 
 const runCols = `id, session_id, status, input, model, priority, attempt, runner_id,
 	lease_expires_ms, last_seq, error_code, error_message, usage_json,
-	created_at_ms, started_at_ms, ended_at_ms, retries, max_retries, retry_backoff_ms, retry_at_ms`
+	created_at_ms, started_at_ms, ended_at_ms, retries, max_retries, retry_backoff_ms, retry_at_ms, expires_at_ms`
 
 func scanRun(s pgx.Row) (store.Run, error) {
 	var v store.Run
 	var status, usage string
-	var lease, c, st, e, backoff, retryAt int64
+	var lease, c, st, e, backoff, retryAt, expires int64
 	err := s.Scan(&v.ID, &v.SessionID, &status, &v.Input, &v.Model, &v.Priority, &v.Attempt,
 		&v.RunnerID, &lease, &v.LastSeq, &v.ErrorCode, &v.ErrorMessage, &usage, &c, &st, &e,
-		&v.Retries, &v.MaxRetries, &backoff, &retryAt)
+		&v.Retries, &v.MaxRetries, &backoff, &retryAt, &expires)
 	if err != nil {
 		return v, err
 	}
 	v.Status = run.Status(status)
 	v.LeaseExpiresAt, v.CreatedAt, v.StartedAt, v.EndedAt = fromMS(lease), fromMS(c), fromMS(st), fromMS(e)
 	v.RetryBackoff, v.RetryAt = time.Duration(backoff)*time.Millisecond, fromMS(retryAt)
+	v.ExpiresAt = fromMS(expires)
 	if usage != "" {
 		if err := json.Unmarshal([]byte(usage), &v.Usage); err != nil {
 			return v, fmt.Errorf("run %s usage: %w", v.ID, err)

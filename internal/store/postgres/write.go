@@ -338,11 +338,11 @@ func (t *txn) DeleteSession(ctx context.Context, id string) error {
 func (t *txn) InsertRun(ctx context.Context, r store.Run) error {
 	usage, _ := json.Marshal(r.Usage)
 	_, err := t.c.Exec(ctx, `INSERT INTO runs (`+runCols+`)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)`,
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)`,
 		r.ID, r.SessionID, string(r.Status), r.Input, r.Model, r.Priority, r.Attempt, r.RunnerID,
 		ms(r.LeaseExpiresAt), r.LastSeq, r.ErrorCode, r.ErrorMessage, string(usage),
 		ms(r.CreatedAt), ms(r.StartedAt), ms(r.EndedAt),
-		r.Retries, r.MaxRetries, r.RetryBackoff.Milliseconds(), ms(r.RetryAt))
+		r.Retries, r.MaxRetries, r.RetryBackoff.Milliseconds(), ms(r.RetryAt), ms(r.ExpiresAt))
 	if err != nil {
 		return fmt.Errorf("insert run: %w", err)
 	}
@@ -479,19 +479,20 @@ func (t *txn) ClaimNext(ctx context.Context, runnerID string, now, leaseUntil ti
 	// it is pending any more; a run whose runner died while it waited too.
 	err := t.c.QueryRow(ctx, `SELECT id, status FROM runs r
 		WHERE status IN ('awaiting_approval','awaiting_clarify') AND (runner_id = '' OR lease_expires_ms < $1)
+		AND (expires_at_ms = 0 OR expires_at_ms > $1)
 		AND NOT EXISTS (SELECT 1 FROM requests q WHERE q.run_id = r.id AND q.status = 'pending'
 			AND (q.expires_at_ms = 0 OR q.expires_at_ms > $1))
 		ORDER BY created_at_ms, ord LIMIT 1 FOR UPDATE OF r SKIP LOCKED`, ms(now)).Scan(&id, &prev)
 	// Then a queued run of a session with no busy run and no better queued
 	// run, or a recovering run whose retry time has come.
 	if errors.Is(err, pgx.ErrNoRows) {
-		err = t.c.QueryRow(ctx, `SELECT id, status FROM runs r WHERE (status = 'queued'
+		err = t.c.QueryRow(ctx, `SELECT id, status FROM runs r WHERE (expires_at_ms = 0 OR expires_at_ms > $1) AND ((status = 'queued'
 		AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = r.session_id
 			AND o.status IN ('running','awaiting_approval','awaiting_clarify','cancelling','paused','recovering'))
 		AND NOT EXISTS (SELECT 1 FROM runs q WHERE q.session_id = r.session_id AND q.status = 'queued'
 			AND (q.priority > r.priority OR (q.priority = r.priority
 				AND (q.created_at_ms < r.created_at_ms OR (q.created_at_ms = r.created_at_ms AND q.ord < r.ord))))))
-		OR (status = 'recovering' AND retry_at_ms <= $1)
+		OR (status = 'recovering' AND retry_at_ms <= $1))
 		ORDER BY priority DESC, created_at_ms, ord LIMIT 1 FOR UPDATE OF r SKIP LOCKED`, ms(now)).Scan(&id, &prev)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -314,11 +314,11 @@ func expectOne(res sql.Result, err error) func(what, id string, none error) erro
 
 func (t *txn) InsertRun(ctx context.Context, r store.Run) error {
 	usage, _ := json.Marshal(r.Usage)
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.SessionID, string(r.Status), r.Input, r.Model, r.Priority, r.Attempt, r.RunnerID,
 		ms(r.LeaseExpiresAt), r.LastSeq, r.ErrorCode, r.ErrorMessage, string(usage),
 		ms(r.CreatedAt), ms(r.StartedAt), ms(r.EndedAt),
-		r.Retries, r.MaxRetries, r.RetryBackoff.Milliseconds(), ms(r.RetryAt))
+		r.Retries, r.MaxRetries, r.RetryBackoff.Milliseconds(), ms(r.RetryAt), ms(r.ExpiresAt))
 	if err != nil {
 		return fmt.Errorf("insert run: %w", err)
 	}
@@ -457,23 +457,24 @@ func (t *txn) ClaimNext(ctx context.Context, runnerID string, now, leaseUntil ti
 	// watching it. A run whose runner died while it waited is taken too.
 	err := t.tx.QueryRowContext(ctx, `SELECT id, status FROM runs r
 		WHERE status IN ('awaiting_approval','awaiting_clarify') AND (runner_id = '' OR lease_expires_ms < ?)
+		AND (expires_at_ms = 0 OR expires_at_ms > ?)
 		AND NOT EXISTS (SELECT 1 FROM requests q WHERE q.run_id = r.id AND q.status = 'pending'
 			AND (q.expires_at_ms = 0 OR q.expires_at_ms > ?))
-		ORDER BY created_at_ms, rowid LIMIT 1`, ms(now), ms(now)).Scan(&id, &prev)
+		ORDER BY created_at_ms, rowid LIMIT 1`, ms(now), ms(now), ms(now)).Scan(&id, &prev)
 	// Then a queued run, unless its session is busy or an earlier run of
 	// the session waits too; a recovering run is its session's busy run and
 	// goes once its retry time has come. Runs queued in the same
 	// millisecond keep the order they were accepted in (rowid): ids are
 	// random within a millisecond.
 	if errors.Is(err, sql.ErrNoRows) {
-		err = t.tx.QueryRowContext(ctx, `SELECT id, status FROM runs r WHERE (status = 'queued'
+		err = t.tx.QueryRowContext(ctx, `SELECT id, status FROM runs r WHERE (expires_at_ms = 0 OR expires_at_ms > ?) AND ((status = 'queued'
 		AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = r.session_id
 			AND o.status IN ('running','awaiting_approval','awaiting_clarify','cancelling','paused','recovering'))
 		AND NOT EXISTS (SELECT 1 FROM runs q WHERE q.session_id = r.session_id AND q.status = 'queued'
 			AND (q.priority > r.priority OR (q.priority = r.priority
 				AND (q.created_at_ms < r.created_at_ms OR (q.created_at_ms = r.created_at_ms AND q.rowid < r.rowid))))))
-		OR (status = 'recovering' AND retry_at_ms <= ?)
-		ORDER BY priority DESC, created_at_ms, rowid LIMIT 1`, ms(now)).Scan(&id, &prev)
+		OR (status = 'recovering' AND retry_at_ms <= ?))
+		ORDER BY priority DESC, created_at_ms, rowid LIMIT 1`, ms(now), ms(now)).Scan(&id, &prev)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Run{}, "", false, nil

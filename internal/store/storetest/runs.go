@@ -18,7 +18,7 @@ func testRunRoundTripAndUpdate(t *testing.T, open Open) {
 	db := fresh(t, open)
 	addSession(t, db, "s1", t0)
 	r := addRun(t, db, store.Run{ID: "r1", SessionID: "s1", Status: run.Queued, Input: "do it", Model: "m",
-		Priority: 3, CreatedAt: at(5), Usage: event.UsageTotals{InputTokens: 7}})
+		Priority: 3, CreatedAt: at(5), Usage: event.UsageTotals{InputTokens: 7}, ExpiresAt: at(600)})
 	if got := getRun(t, db, "r1"); got != r {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, r)
 	}
@@ -143,6 +143,20 @@ func testClaimNext(t *testing.T, open Open) {
 				{ID: "req-c", RunID: "c-overdue", SessionID: "c", Kind: store.KindApproval, ToolCallID: "c3", CreatedAt: at(2), ExpiresAt: at(3)},
 			},
 			claims: []claim{{"b-answered", run.AwaitingApproval, 1}, {"c-overdue", run.AwaitingApproval, 2}, {"d-queued", run.Queued, 1}, {id: ""}},
+		},
+		{
+			// Run expiry (h17-expiry): a run past its deadline is never
+			// claimed, whatever it waits in; one before it is.
+			name: "runs past their expiry are never claimed",
+			runs: []store.Run{
+				{ID: "a-queued-expired", SessionID: "a", Priority: 9, CreatedAt: at(0), ExpiresAt: at(10_000)},
+				{ID: "b-recovering-expired", SessionID: "b", Status: run.Recovering, Attempt: 1, CreatedAt: at(1), ExpiresAt: at(5_000)},
+				{ID: "c-parked-expired", SessionID: "c", Status: run.AwaitingApproval, Attempt: 1, CreatedAt: at(2), ExpiresAt: at(9_999)},
+				{ID: "d-dead-runner-expired", SessionID: "d", Status: run.AwaitingClarify, RunnerID: "dead", LeaseExpiresAt: at(1), Attempt: 1, CreatedAt: at(3), ExpiresAt: at(1)},
+				{ID: "e-queued-in-time", SessionID: "e", CreatedAt: at(4), ExpiresAt: at(10_001)},
+				{ID: "f-parked-in-time", SessionID: "f", Status: run.AwaitingApproval, Attempt: 1, CreatedAt: at(5), ExpiresAt: at(20_000)},
+			},
+			claims: []claim{{"f-parked-in-time", run.AwaitingApproval, 1}, {"e-queued-in-time", run.Queued, 1}, {id: ""}},
 		},
 		{name: "empty", claims: []claim{{id: ""}}},
 	}

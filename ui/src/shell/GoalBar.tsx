@@ -13,7 +13,7 @@ const STATUS_TEXT: Record<Goal["status"], string> = {
 
 const REASON_TEXT: Record<string, string> = {
   limit_runs: "run limit reached", limit_tokens: "token limit reached", limit_cost: "cost limit reached",
-  limit_duration: "time limit reached", run_cancelled: "a run was stopped", run_failed: "a run failed", paused: "paused by a person",
+  limit_duration: "time limit reached", run_cancelled: "a run was stopped", run_failed: "a run failed", run_expired: "a run expired", paused: "paused by a person",
 };
 
 /** "2 / 5 runs · 12.3k tokens · $0.04 of $1.00": what the goal used,

@@ -12,7 +12,7 @@ import { ToolCard } from "./ToolCard";
 import { BranchButton, MessageUsage } from "./Branch";
 import { QueuedNote } from "./Waiting";
 import { ContinueButton, EditMessage, UserVersionActions, VersionNav } from "./Versions";
-import { IconAlert, IconBrain, IconChevron, IconInfo, IconLayers, IconPlay, IconStop } from "./icons";
+import { IconAlert, IconBrain, IconChevron, IconClock, IconInfo, IconLayers, IconPlay, IconStop } from "./icons";
 import { recoveringText, tokens } from "../shell/format";
 import { useRetryTick } from "../shell/useRetryTick";
 import { ICheck, ICopy } from "../shell/icons";
@@ -183,6 +183,18 @@ function Reasoning({ item }: { item: Item }) {
   );
 }
 
+/** "Expired after 10m" from run.done's message "Expired after 10m: …";
+ * a message of another shape (an older server) reads "Expired". */
+export function expiredHeadline(msg: string | undefined): string {
+  const head = (msg ?? "").split(": ")[0];
+  return head.startsWith("Expired after ") ? head : "Expired";
+}
+
+function expiredDetail(msg: string | undefined): string {
+  const i = (msg ?? "").indexOf(": ");
+  return msg && i >= 0 ? " — " + msg.slice(i + 2) : "";
+}
+
 function RunEnd({ item }: { item: Item }) {
   const status = item.status ?? "";
   const me = useStore().account.me.value?.principal?.name;
@@ -205,6 +217,16 @@ function RunEnd({ item }: { item: Item }) {
                 {" "}<code>{item.error.code}</code> {item.error.message}
               </>
             )}
+          </span>
+        </>
+      ) : status === "expired" ? (
+        <>
+          {/* The run's deadline passed (h17-expiry): the server's message
+              leads with "Expired after 10m", the rest says when. */}
+          <IconClock size={14} />
+          <span class="run-end-text">
+            <strong>{expiredHeadline(item.error?.message)}</strong>
+            {expiredDetail(item.error?.message)}
           </span>
         </>
       ) : (

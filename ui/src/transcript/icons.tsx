@@ -28,6 +28,7 @@ export const IconCheck = (p: P) => svg(<path d="M5 12l5 5L20 7" />, p);
 export const IconX = (p: P) => svg([<path d="M6 6l12 12" />, <path d="M18 6L6 18" />], p);
 export const IconStop = (p: P) => svg(<rect x="6" y="6" width="12" height="12" rx="1.5" />, p);
 export const IconAlert = (p: P) => svg([<path d="M12 3l10 18H2z" />, <path d="M12 10v4" />, <path d="M12 17.5h.01" />], p);
+export const IconClock = (p: P) => svg([<circle cx="12" cy="12" r="9" />, <path d="M12 7v5l3 2" />], p);
 export const IconInfo = (p: P) => svg([<circle cx="12" cy="12" r="9" />, <path d="M12 11v6" />, <path d="M12 7.5h.01" />], p);
 export const IconShield = (p: P) => svg([<path d="M12 3l8 3v6c0 5-3.5 8-8 9-4.5-1-8-4-8-9V6z" />], p);
 export const IconLayers = (p: P) => svg([<path d="M12 3l9 5-9 5-9-5z" />, <path d="M3 13l9 5 9-5" />], p);
