@@ -620,6 +620,9 @@ type Tx interface {
 	InsertWebhook(ctx context.Context, w Webhook) error
 	UpdateWebhook(ctx context.Context, w Webhook) error
 	DeleteWebhook(ctx context.Context, id string) error
+	// InsertDelivery adds an attempt; one whose ID is already there is
+	// left as it is, so processes that each see a run end and derive the
+	// same ID queue it once.
 	InsertDelivery(ctx context.Context, d Delivery) error
 	// ClaimDelivery takes the oldest attempt due at now (pending, or
 	// sending whose claim ran out: its sender died) by a conditional

@@ -153,7 +153,8 @@ func (t *txn) DeleteWebhook(ctx context.Context, id string) error {
 }
 
 func (t *txn) InsertDelivery(ctx context.Context, d store.Delivery) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO webhook_deliveries (`+deliveryCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
+	_, err := t.c.Exec(ctx, `INSERT INTO webhook_deliveries (`+deliveryCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)
+		ON CONFLICT (id) DO NOTHING`,
 		d.ID, d.WebhookID, d.RunID, d.URL, d.Event, d.Payload, d.Attempt, d.State, d.StatusCode, d.Error,
 		d.Duration.Milliseconds(), ms(d.NextAt), ms(d.CreatedAt))
 	if err != nil {

@@ -150,7 +150,8 @@ func (t *txn) DeleteWebhook(ctx context.Context, id string) error {
 }
 
 func (t *txn) InsertDelivery(ctx context.Context, d store.Delivery) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (`+deliveryCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (`+deliveryCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (id) DO NOTHING`,
 		d.ID, d.WebhookID, d.RunID, d.URL, d.Event, d.Payload, d.Attempt, d.State, d.StatusCode, d.Error,
 		d.Duration.Milliseconds(), ms(d.NextAt), ms(d.CreatedAt))
 	if err != nil {

@@ -80,6 +80,10 @@ func testDeliveries(t *testing.T, open Open) {
 	for _, d := range []store.Delivery{d1, d2} {
 		write(t, db, func(tx store.Tx) error { return tx.InsertDelivery(ctx, d) })
 	}
+	// The same ID again (another process saw the run end) changes nothing.
+	again := d1
+	again.Payload, again.NextAt = "{}", at(0)
+	write(t, db, func(tx store.Tx) error { return tx.InsertDelivery(ctx, again) })
 	// Not due yet: nothing.
 	if _, ok := claim(db, at(9), at(1000)); ok {
 		t.Fatal("claimed a delivery before it was due")
