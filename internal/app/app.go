@@ -23,6 +23,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/checkpoint"
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/hook"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/identity"
@@ -75,6 +76,9 @@ type App struct {
 	// the retry setting.
 	settings *settings.Service
 	control  *control.Service
+	// hooks delivers outgoing webhooks (issue 17, h17-hooks); the web
+	// tier's, nil for a runner process.
+	hooks *hook.Deliverer
 }
 
 // waker carries "look at the journal now" to the other processes: the
@@ -252,6 +256,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			return nil, err
 		}
 	}
+	// Outgoing webhooks (h17-hooks): every web-tier process watches runs
+	// end and sends; an attempt is claimed before it is sent.
+	a.hooks = hook.NewDeliverer(hook.Config{Store: st, Secrets: hookSecrets(keys), Log: log})
 	conn := connBounds(cfg)
 	a.terms = newTerminals(cfg, log)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,
@@ -422,6 +429,19 @@ func (a *App) Run(ctx context.Context) error {
 		defer wg.Done()
 		a.settings.Watch(hubCtx, settings.PollEvery)
 	}()
+	if a.hooks != nil { // outgoing webhooks (h17-hooks)
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if err := a.hooks.Watch(hubCtx, a.hub); err != nil {
+				a.log.Error("webhooks stopped", "err", err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			a.hooks.Send(hubCtx)
+		}()
+	}
 	runnerDone := make(chan struct{})
 	go func() {
 		defer close(runnerDone)
