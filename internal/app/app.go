@@ -267,7 +267,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
 		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),
 		Tools: toolSpecs, Processes: consoleProcesses(a.procs), ProcessRecords: consoleRecords(procReg), Logs: logs,
-		Settings: a.settings, Skills: skills, ApprovalMode: cfg.ApprovalMode}, log)
+		Settings: a.settings, Skills: skills, ApprovalMode: cfg.ApprovalMode,
+		HookKeys: keys, Hooks: a.hooks}, log)
 	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
@@ -278,6 +279,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", ap.Handler())
+	mux.Handle("POST /hooks/{id}", ap.Handler()) // inbound triggers (h17-hooks)
 	mux.Handle("GET /metrics", identity.Require(auth.ActRead, a.tel.Handler()))
 	ui.Register(mux)
 	a.srv = &http.Server{
