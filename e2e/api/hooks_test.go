@@ -21,10 +21,11 @@ import (
 // receiver is a local webhook receiver: it answers 500 to the first post
 // and 200 after, keeping every post.
 type receiver struct {
-	mu    sync.Mutex
-	n     int
-	hdr   []http.Header
-	bodys [][]byte
+	okFirst bool // answer 200 from the first post
+	mu      sync.Mutex
+	n       int
+	hdr     []http.Header
+	bodys   [][]byte
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -33,7 +34,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer rc.mu.Unlock()
 	rc.n++
 	rc.hdr, rc.bodys = append(rc.hdr, r.Header.Clone()), append(rc.bodys, b)
-	if rc.n == 1 {
+	if rc.n == 1 && !rc.okFirst {
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
@@ -188,5 +189,42 @@ func TestTriggerStartsRunAndWebhookIsRetried(t *testing.T) {
 	if first.Attempt != 1 || first.State != "retried" || first.StatusCode != 500 || first.RunID != runID ||
 		last.Attempt != 2 || last.State != "ok" || last.StatusCode != 200 {
 		t.Fatalf("deliveries = %+v", log.Deliveries)
+	}
+}
+
+// A message's webhook_url is told of its run's end, signed with the run
+// key an admin reads from POST /api/webhooks/run-key.
+func TestRunWebhookURLIsSigned(t *testing.T) {
+	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Text("Tests pass.")))),
+		e2etest.WithApprovalMode("off"))
+	rc := &receiver{okFirst: true}
+	recv := httptest.NewServer(rc)
+	defer recv.Close()
+	sid := s.NewSession(t)
+	var ru e2etest.RunJSON
+	if c := e2etest.Do(t, "POST", s.URL+"/api/sessions/"+sid+"/messages", map[string]any{"content": "run the tests",
+		"webhook_url": recv.URL + "/ci?job=7"}, &ru); c != http.StatusAccepted {
+		t.Fatalf("send: %d", c)
+	}
+	s.WaitStatus(t, ru.ID, "completed")
+	var key struct{ Key string }
+	if c := e2etest.Do(t, "POST", s.URL+"/api/webhooks/run-key", nil, &key); c != http.StatusOK || key.Key == "" {
+		t.Fatalf("run key: %d", c)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	hdrs, bodies := rc.posts()
+	for len(bodies) < 1 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		hdrs, bodies = rc.posts()
+	}
+	if len(bodies) != 1 {
+		t.Fatalf("the receiver got %d posts, want 1", len(bodies))
+	}
+	if err := hook.Verify(key.Key, hdrs[0].Get(hook.HeaderTimestamp), hdrs[0].Get(hook.HeaderSignature), bodies[0], time.Now()); err != nil {
+		t.Fatalf("the run's delivery: %v", err)
+	}
+	var p hook.Payload
+	if err := json.Unmarshal(bodies[0], &p); err != nil || p.Run.ID != ru.ID || p.Summary != "Tests pass." {
+		t.Fatalf("payload = %s, %v", bodies[0], err)
 	}
 }

@@ -379,6 +379,7 @@ func (a *API) routes() []route {
 		{"DELETE /api/webhooks/{id}", a.deleteWebhook},
 		{"POST /api/webhooks/{id}/test", a.testWebhook},
 		{"GET /api/webhooks/{id}/deliveries", a.listDeliveries},
+		{"POST /api/webhooks/run-key", a.runKey},
 		{"GET /api/triggers", a.listTriggers},
 		{"POST /api/triggers", a.createTrigger},
 		{"GET /api/triggers/{id}", a.getTrigger},

@@ -258,3 +258,36 @@ func TestWebhookRoutes(t *testing.T) {
 		e.req("GET", "/api/webhooks/"+wh.ID+"/deliveries", "").want(t, http.StatusNotFound, "not_found")
 	})
 }
+
+// A message's webhook_url is checked and kept with the run it queues; the
+// run key that signs its delivery is the server key's derived one.
+func TestRunWebhookURL(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, pg, func(t *testing.T, open storetest.Open) {
+		box := hookBox(t)
+		var none *hook.Deliverer
+		e := newEnv(t, withStore(open), withHooks(box, &none))
+		s := e.session(t)
+		for _, bad := range []string{"file:///etc/passwd", "not a url", "//host/path"} {
+			e.req("POST", "/api/sessions/"+s.ID+"/messages", `{"content":"hi","webhook_url":"`+bad+`"}`).
+				want(t, http.StatusBadRequest, api.CodeInvalidURL)
+		}
+		if runs, err := e.st.SessionRuns(e.ctx, s.ID); err != nil || len(runs) != 0 {
+			t.Fatalf("refused messages queued %d runs, %v", len(runs), err)
+		}
+		var ru struct{ ID string }
+		r := e.req("POST", "/api/sessions/"+s.ID+"/messages", `{"content":"hi","webhook_url":"https://ci.test/done?job=7"}`)
+		r.want(t, http.StatusAccepted, "")
+		r.decode(t, &ru)
+		if got, err := e.st.RunWebhook(e.ctx, ru.ID); err != nil || got != "https://ci.test/done?job=7" {
+			t.Fatalf("RunWebhook = %q, %v", got, err)
+		}
+		var key struct{ Key string }
+		r = e.req("POST", "/api/webhooks/run-key", "")
+		r.want(t, http.StatusOK, "")
+		r.decode(t, &key)
+		if key.Key == "" || key.Key != box.Derive(hook.RunKeyLabel) {
+			t.Fatalf("run key = %q", key.Key)
+		}
+	})
+}

@@ -211,6 +211,7 @@ var routePerms = map[string]perm{
 	"DELETE /api/webhooks/{id}":         permAdmin,
 	"POST /api/webhooks/{id}/test":      permAdmin,
 	"GET /api/webhooks/{id}/deliveries": permRead,
+	"POST /api/webhooks/run-key":        permAdmin,
 	"GET /api/triggers":                 permRead,
 	"POST /api/triggers":                permAdmin,
 	"GET /api/triggers/{id}":            permRead,

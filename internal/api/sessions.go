@@ -291,16 +291,26 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
 		IfBusy      string          `json:"if_busy"`
 		Model       string          `json:"model"`
 		Attachments []attachmentRef `json:"attachments"`
+		// WebhookURL (h17-hooks) is told of the run's end, signed with
+		// the server's run key.
+		WebhookURL string `json:"webhook_url"`
 	}
 	if !decode(w, r, &in) {
 		return
+	}
+	if in.WebhookURL != "" {
+		if err := checkHookURL(in.WebhookURL); err != nil {
+			a.fail(w, r, err)
+			return
+		}
 	}
 	atts, ok := a.attachments(w, r, sid, in.Model, in.Attachments)
 	if !ok {
 		return
 	}
 	ru, steered, err := a.svc.Deliver(r.Context(), sid, control.Message{Content: in.Content, IfBusy: in.IfBusy, Model: in.Model, By: actor(r),
-		TraceParent: a.opt.Tracer.TraceParent(r.Context()), Attachments: atts})
+		TraceParent: a.opt.Tracer.TraceParent(r.Context()), Attachments: atts,
+		WebhookURL: in.WebhookURL})
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -294,3 +294,21 @@ func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"deliveries": out})
 }
+
+// runKey: POST /api/webhooks/run-key shows the key that signs deliveries
+// to a run's own webhook_url (made with the server's key when there is
+// none yet). POST, not GET: it reveals a secret, so it is asked for, not
+// fetched or cached.
+func (a *API) runKey(w http.ResponseWriter, r *http.Request) {
+	if a.opt.HookKeys == nil {
+		writeError(w, http.StatusServiceUnavailable, CodeHooksUnavailable, "webhooks are not configured on this server", nil)
+		return
+	}
+	box, err := a.opt.HookKeys(true)
+	if err != nil {
+		a.log.Error("run webhook key", "err", err)
+		writeError(w, http.StatusServiceUnavailable, CodeHooksUnavailable, "no key to derive the run key from: "+err.Error(), nil)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"key": box.Derive(hook.RunKeyLabel)})
+}

@@ -131,3 +131,15 @@ func hookSecrets(keys settings.Keys) func() (hook.Opener, error) {
 		return box, nil
 	}
 }
+
+// runHookKey is the key signing deliveries to a run's own webhook_url:
+// derived from the secretbox key, so every server sharing it signs alike.
+func runHookKey(keys settings.Keys) func() (string, error) {
+	return func() (string, error) {
+		box, err := keys(false)
+		if err != nil {
+			return "", err
+		}
+		return box.Derive(hook.RunKeyLabel), nil
+	}
+}

@@ -317,6 +317,9 @@ type Message struct {
 	// Attachments are files already saved in the session's workspace and
 	// checked by the caller (the API); message.user records them.
 	Attachments []event.Attachment
+	// WebhookURL (h17-hooks) is told of the queued run's end; the caller
+	// checked it. A steered message queues no run and keeps none.
+	WebhookURL string
 }
 
 // MaxAttachments bounds the attachments of one message.
@@ -406,6 +409,11 @@ func (s *Service) deliver(ctx context.Context, sessionID string, m Message, stee
 			Model: model, Priority: priority, CreatedAt: now, MaxRetries: s.retryPolicy().Max, RetryBackoff: s.retryPolicy().Backoff}
 		if err := tx.InsertRun(ctx, r); err != nil {
 			return err
+		}
+		if m.WebhookURL != "" { // in the run's transaction: its end cannot come first
+			if err := tx.PutRunWebhook(ctx, r.ID, m.WebhookURL); err != nil {
+				return err
+			}
 		}
 		drafts := []event.Draft{
 			{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued, Payload: event.RunQueuedPayload{Input: m.Content, Model: model, IfBusy: m.IfBusy, TraceParent: m.TraceParent, By: m.By}},

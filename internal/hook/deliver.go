@@ -30,8 +30,10 @@ type Config struct {
 	// per attempt, so a server that has no key yet still sends Slack
 	// posts.
 	Secrets func() (Opener, error)
-	// RunSecret signs the deliveries to a run's own webhook_url.
-	RunSecret string
+	// RunSecret is the key that signs the deliveries to a run's own
+	// webhook_url (RunKey of the server's secretbox key); nil or an error
+	// sends them unsigned.
+	RunSecret func() (string, error)
 	// Client posts; its Timeout bounds an attempt (default 10 s). It
 	// should not follow redirects: a 3xx is reported as it is.
 	Client *http.Client
@@ -43,8 +45,6 @@ type Config struct {
 	// Poll is how often due attempts are looked for when nothing woke
 	// the deliverer (default 1 s).
 	Poll time.Duration
-	// RunURL finds a run's own webhook_url ("" for none).
-	RunURL func(ctx context.Context, runID string) (string, error)
 	// Link is the address of a run for people (the UI), "" for none.
 	Link func(sessionID, runID string) string
 }
@@ -169,7 +169,14 @@ func (d *Deliverer) SendOne(ctx context.Context) (sent bool, err error) {
 // post sends one attempt. A configured webhook is read again so a changed
 // URL or secret, or one disabled since, counts.
 func (d *Deliverer) post(ctx context.Context, a store.Delivery) (code int, err error, took time.Duration) {
-	url, kind, secret := a.URL, store.WebhookJSON, d.cfg.RunSecret
+	url, kind, secret := a.URL, store.WebhookJSON, ""
+	if a.WebhookID == "" && d.cfg.RunSecret != nil {
+		s, err := d.cfg.RunSecret()
+		if err != nil {
+			return 0, fmt.Errorf("run webhook key: %w", err), 0
+		}
+		secret = s
+	}
 	if a.WebhookID != "" {
 		w, err := d.cfg.Store.GetWebhook(ctx, a.WebhookID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -220,6 +227,10 @@ func (d *Deliverer) post(ctx context.Context, a store.Delivery) (code int, err e
 	}
 	return resp.StatusCode, nil, took
 }
+
+// RunKeyLabel names the run key among the secrets derived from the
+// server's secretbox key (secretbox.Box.Derive).
+const RunKeyLabel = "caduceus run webhook signing key v1"
 
 // SecretContext is the secretbox context a webhook's or trigger's secret
 // is sealed under: a sealed value moved to another row does not open.

@@ -176,7 +176,7 @@ func TestDeliveryNetworkErrorIsRetried(t *testing.T) {
 	url := srv.URL
 	srv.Close() // nothing listens there any more
 	clk := &clock{now: time.Now()}
-	d := hook.NewDeliverer(hook.Config{Store: st, Now: clk.Now, RunSecret: "run-key"})
+	d := hook.NewDeliverer(hook.Config{Store: st, Now: clk.Now, RunSecret: func() (string, error) { return "run-key", nil }})
 	if err := d.RunEnded(ctx, runDone(t, "completed"), url); err != nil {
 		t.Fatal(err)
 	}

@@ -33,11 +33,9 @@ func (d *Deliverer) Watch(ctx context.Context, hub *journal.Hub) error {
 			if e.Type != event.RunDone {
 				continue
 			}
-			url := ""
-			if d.cfg.RunURL != nil {
-				if url, err = d.cfg.RunURL(ctx, e.RunID); err != nil {
-					d.cfg.Log.Warn("webhooks: the run's webhook_url", "run", e.RunID, "err", err)
-				}
+			url, err := d.cfg.Store.RunWebhook(ctx, e.RunID)
+			if err != nil {
+				d.cfg.Log.Warn("webhooks: the run's webhook_url", "run", e.RunID, "err", err)
 			}
 			if err := d.RunEnded(ctx, e, url); err != nil {
 				d.cfg.Log.Warn("webhooks: queue deliveries", "run", e.RunID, "err", err)

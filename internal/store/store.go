@@ -458,6 +458,8 @@ type Reader interface {
 	ListDeliveries(ctx context.Context, webhookID string, limit int) ([]Delivery, error)
 	GetTrigger(ctx context.Context, id string) (Trigger, error)
 	ListTriggers(ctx context.Context) ([]Trigger, error)
+	// RunWebhook is the webhook_url a run was queued with ("" for none).
+	RunWebhook(ctx context.Context, runID string) (string, error)
 }
 
 // DecisionQuery selects approval.decided events (h16-policy). Every field
@@ -639,6 +641,8 @@ type Tx interface {
 	// forgets those seen before forgetBefore. fresh is false when the
 	// signature was already seen (a replay); nothing changes then.
 	SeeTriggerSignature(ctx context.Context, triggerID, signature string, at, forgetBefore time.Time) (fresh bool, err error)
+	// PutRunWebhook keeps the webhook_url a run is queued with.
+	PutRunWebhook(ctx context.Context, runID, url string) error
 }
 
 // Budget is the limits of one scope's target (h16-budgets): a run, a

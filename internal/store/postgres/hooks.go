@@ -245,3 +245,22 @@ func decodeStrings(s string) ([]string, error) {
 	}
 	return out, nil
 }
+
+func (r reader) RunWebhook(ctx context.Context, runID string) (string, error) {
+	var url string
+	err := r.q.QueryRow(ctx, `SELECT url FROM run_webhooks WHERE run_id = $1`, runID).Scan(&url)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("run webhook %s: %w", runID, err)
+	}
+	return url, nil
+}
+
+func (t *txn) PutRunWebhook(ctx context.Context, runID, url string) error {
+	if _, err := t.c.Exec(ctx, `INSERT INTO run_webhooks (run_id, url) VALUES ($1,$2)`, runID, url); err != nil {
+		return fmt.Errorf("put run webhook: %w", err)
+	}
+	return nil
+}

@@ -250,3 +250,22 @@ func decodeStrings(s string) ([]string, error) {
 	}
 	return out, nil
 }
+
+func (r reader) RunWebhook(ctx context.Context, runID string) (string, error) {
+	var url string
+	err := r.queryRow(ctx, `SELECT url FROM run_webhooks WHERE run_id = ?`, runID).Scan(&url)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("run webhook %s: %w", runID, err)
+	}
+	return url, nil
+}
+
+func (t *txn) PutRunWebhook(ctx context.Context, runID, url string) error {
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO run_webhooks (run_id, url) VALUES (?,?)`, runID, url); err != nil {
+		return fmt.Errorf("put run webhook: %w", err)
+	}
+	return nil
+}

@@ -187,3 +187,18 @@ func testTriggers(t *testing.T, open Open) {
 		t.Fatal("a deleted trigger's signatures are kept")
 	}
 }
+
+func testRunWebhooks(t *testing.T, open Open) {
+	ctx := context.Background()
+	db := fresh(t, open)
+	if got, err := db.RunWebhook(ctx, "r-1"); err != nil || got != "" {
+		t.Fatalf("RunWebhook of a run without = %q, %v", got, err)
+	}
+	write(t, db, func(tx store.Tx) error { return tx.PutRunWebhook(ctx, "r-1", "https://ci.test/done") })
+	if got, err := db.RunWebhook(ctx, "r-1"); err != nil || got != "https://ci.test/done" {
+		t.Fatalf("RunWebhook = %q, %v", got, err)
+	}
+	if got, err := db.RunWebhook(ctx, "r-2"); err != nil || got != "" {
+		t.Fatalf("RunWebhook of another run = %q, %v", got, err)
+	}
+}

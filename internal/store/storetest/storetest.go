@@ -100,6 +100,7 @@ func Run(t *testing.T, open Open) {
 		{"Webhooks", testWebhooks},
 		{"Deliveries", testDeliveries},
 		{"Triggers", testTriggers},
+		{"RunWebhooks", testRunWebhooks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

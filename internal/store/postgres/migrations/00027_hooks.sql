@@ -69,7 +69,15 @@ CREATE TABLE trigger_signatures (
     PRIMARY KEY (trigger_id, signature)
 );
 
+-- run_webhooks: the webhook_url a message gave its run, told of the
+-- run's end like a configured webhook, signed with the server's run key.
+CREATE TABLE run_webhooks (
+    run_id TEXT COLLATE "C" PRIMARY KEY,
+    url    TEXT NOT NULL
+);
+
 -- +goose Down
+DROP TABLE run_webhooks;
 DROP TABLE trigger_signatures;
 DROP TABLE triggers;
 DROP TABLE webhook_deliveries;
