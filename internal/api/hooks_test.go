@@ -157,7 +157,7 @@ func TestTriggerBodyLimit(t *testing.T) {
 	r.decode(t, &tr)
 	big := `{"x":"` + strings.Repeat("a", api.MaxTriggerBody) + `"}`
 	got := e.signed("/hooks/"+tr.ID, tr.Secret, time.Now(), big)
-	if got.code != http.StatusRequestEntityTooLarge {
+	if got.code != http.StatusRequestEntityTooLarge || got.errCode() != "body_too_large" {
 		t.Fatalf("a body over 1 MiB: %d %s", got.code, got.body)
 	}
 }

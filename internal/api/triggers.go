@@ -15,6 +15,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/hook"
+	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
@@ -54,7 +55,7 @@ func (a *API) fireTrigger(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "a trigger's body is at most 1 MiB", nil)
+			writeError(w, http.StatusRequestEntityTooLarge, httpguard.CodeBodyTooLarge, "a trigger's body is at most 1 MiB", nil)
 			return
 		}
 		writeError(w, http.StatusBadRequest, control.CodeInvalidInput, "could not read the request body", nil)
