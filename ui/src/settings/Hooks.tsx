@@ -55,7 +55,9 @@ export function WebhooksPage() {
 
   const create = async (e: Event) => {
     e.preventDefault();
-    const form = new FormData(e.currentTarget as HTMLFormElement);
+    // Kept now: after an await the event no longer has a currentTarget.
+    const el = e.currentTarget as HTMLFormElement;
+    const form = new FormData(el);
     const r = await store.api.post<Webhook>("/api/webhooks", {
       name: String(form.get("name") ?? ""), url: String(form.get("url") ?? ""), kind: String(form.get("kind") ?? "json"),
     });
@@ -63,7 +65,7 @@ export function WebhooksPage() {
       error.value = r.error.message;
       return;
     }
-    (e.currentTarget as HTMLFormElement).reset();
+    el.reset();
     secret.value = r.value.secret ?? null;
     await load();
   };
@@ -89,12 +91,12 @@ export function WebhooksPage() {
       {error.value && <p class="form-error" role="alert">{error.value}</p>}
       {secret.value && <SecretOnce secret={secret.value} />}
       <form class="form-row hook-form" data-testid="webhook-form" onSubmit={(e) => void create(e)}>
-        <label class="field"><span class="field-label">Name</span><input class="input input-sm" name="name" required /></label>
-        <label class="field hook-url"><span class="field-label">URL</span><input class="input input-sm" name="url" type="url" required placeholder="https://" /></label>
+        <label class="field"><span class="field-label">Name</span><input class="input input-sm" name="name" required data-testid="webhook-name" /></label>
+        <label class="field hook-url"><span class="field-label">URL</span><input class="input input-sm" name="url" type="url" required placeholder="https://" data-testid="webhook-url" /></label>
         <label class="field"><span class="field-label">Kind</span>
           <select class="input input-sm" name="kind"><option value="json">JSON (signed)</option><option value="slack">Slack</option></select>
         </label>
-        <button type="submit" class="btn btn-sm">Add webhook</button>
+        <button type="submit" class="btn btn-sm" data-testid="webhook-add">Add webhook</button>
       </form>
       <ul class="rows">
         {hooks.value?.map((h) => (
@@ -106,7 +108,7 @@ export function WebhooksPage() {
                 <ul class="hook-log" data-testid="delivery-log">
                   {log.value.length === 0 && <li class="page-note">No delivery yet.</li>}
                   {log.value.map((d) => (
-                    <li key={d.id} class={"hook-attempt hook-" + d.state}>
+                    <li key={d.id} class={"hook-attempt hook-" + d.state} data-testid="delivery" data-state={d.state}>
                       {d.event} · attempt {d.attempt} · {d.state}{d.status_code ? ` (${d.status_code})` : ""}
                       {d.error ? ` · ${d.error}` : ""} · {d.duration_ms} ms
                     </li>
@@ -115,7 +117,7 @@ export function WebhooksPage() {
               )}
             </div>
             <div class="row-actions">
-              <button type="button" class="btn btn-sm" onClick={() => void test(h.id)}>Test</button>
+              <button type="button" class="btn btn-sm" onClick={() => void test(h.id)} data-testid="webhook-test">Test</button>
               <button type="button" class="btn btn-sm" onClick={() => {
                 open.value = open.peek() === h.id ? null : h.id;
                 if (open.value) void loadLog(h.id);
@@ -149,7 +151,9 @@ export function TriggersPage() {
 
   const create = async (e: Event) => {
     e.preventDefault();
-    const form = new FormData(e.currentTarget as HTMLFormElement);
+    // Kept now: after an await the event no longer has a currentTarget.
+    const el = e.currentTarget as HTMLFormElement;
+    const form = new FormData(el);
     const r = await store.api.post<Trigger>("/api/triggers", {
       name: String(form.get("name") ?? ""), prompt_template: String(form.get("prompt_template") ?? ""),
       session_policy: String(form.get("session_policy") ?? "new"),
@@ -158,7 +162,7 @@ export function TriggersPage() {
       error.value = r.error.message;
       return;
     }
-    (e.currentTarget as HTMLFormElement).reset();
+    el.reset();
     secret.value = r.value.secret ?? null;
     await load();
   };
@@ -178,16 +182,16 @@ export function TriggersPage() {
       {secret.value && <SecretOnce secret={secret.value} />}
       {admin && (
         <form class="form-row hook-form" data-testid="trigger-form" onSubmit={(e) => void create(e)}>
-          <label class="field"><span class="field-label">Name</span><input class="input input-sm" name="name" required /></label>
+          <label class="field"><span class="field-label">Name</span><input class="input input-sm" name="name" required data-testid="trigger-name" /></label>
           <label class="field hook-url"><span class="field-label">Prompt template</span>
-            <input class="input input-sm" name="prompt_template" required placeholder="Deploy {{.ref}}" />
+            <input class="input input-sm" name="prompt_template" required placeholder="Deploy {{.ref}}" data-testid="trigger-template" />
           </label>
           <label class="field"><span class="field-label">Sessions</span>
             <select class="input input-sm" name="session_policy">
               <option value="new">A new one per call</option><option value="accumulate">One for every call</option>
             </select>
           </label>
-          <button type="submit" class="btn btn-sm">Add trigger</button>
+          <button type="submit" class="btn btn-sm" data-testid="trigger-add">Add trigger</button>
         </form>
       )}
       <ul class="rows">
