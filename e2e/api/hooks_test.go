@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/caduceus-dev/caduceus/e2e/e2etest"
+	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/hook"
 )
@@ -74,7 +75,7 @@ func fire(t *testing.T, url, secret string, ts time.Time, body string) (int, map
 // both attempts.
 func TestTriggerStartsRunAndWebhookIsRetried(t *testing.T) {
 	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Text("Deployed v1.2 to staging.")))),
-		e2etest.WithApprovalMode("off"))
+		e2etest.WithApprovalMode("off"), func(c *config.Config) { c.PublicURL = "https://cad.example.test" })
 	rc := &receiver{}
 	recv := httptest.NewServer(rc)
 	defer recv.Close()
@@ -113,6 +114,7 @@ func TestTriggerStartsRunAndWebhookIsRetried(t *testing.T) {
 		t.Fatalf("valid call: %d %v", code, out)
 	}
 	runID, _ := out["run_id"].(string)
+	sessionID, _ := out["session_id"].(string)
 	s.WaitStatus(t, runID, "completed")
 	var prompt string
 	for _, e := range s.Journal(t, runID) {
@@ -159,7 +161,8 @@ func TestTriggerStartsRunAndWebhookIsRetried(t *testing.T) {
 		if err := json.Unmarshal(b, &p); err != nil {
 			t.Fatal(err)
 		}
-		if p.Event != "run.completed" || p.Run.ID != runID || p.Run.Status != "completed" || p.Summary != "Deployed v1.2 to staging." {
+		if p.Event != "run.completed" || p.Run.ID != runID || p.Run.Status != "completed" || p.Summary != "Deployed v1.2 to staging." ||
+			p.Link != "https://cad.example.test/s/"+sessionID {
 			t.Fatalf("post %d = %s", i+1, b)
 		}
 	}

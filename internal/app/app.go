@@ -258,7 +258,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	// Outgoing webhooks (h17-hooks): every web-tier process watches runs
 	// end and sends; an attempt is claimed before it is sent.
-	a.hooks = hook.NewDeliverer(hook.Config{Store: st, Secrets: hookSecrets(keys), RunSecret: runHookKey(keys), Log: log})
+	a.hooks = hook.NewDeliverer(hook.Config{Store: st, Secrets: hookSecrets(keys), RunSecret: runHookKey(keys), Log: log,
+		Link: runLink(cfg.PublicURL)})
 	conn := connBounds(cfg)
 	a.terms = newTerminals(cfg, log)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,

@@ -143,3 +143,12 @@ func runHookKey(keys settings.Keys) func() (string, error) {
 		return box.Derive(hook.RunKeyLabel), nil
 	}
 }
+
+// runLink is where a webhook's payload sends people to see a run: its
+// session in the workbench at --public-url (nil without one: no link).
+func runLink(public string) func(sessionID, runID string) string {
+	if public == "" {
+		return nil
+	}
+	return func(sessionID, _ string) string { return public + "/s/" + sessionID }
+}
