@@ -291,3 +291,49 @@ func TestRunWebhookURL(t *testing.T) {
 		}
 	})
 }
+
+// An accumulating trigger's first calls at once all run in one session.
+func TestTriggerAccumulateConcurrentFirstCalls(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, pg, func(t *testing.T, open storetest.Open) {
+		var none *hook.Deliverer
+		e := newEnv(t, withStore(open), withHooks(hookBox(t), &none))
+		var tr struct{ ID, Secret string }
+		r := e.req("POST", "/api/triggers", `{"name":"acc","prompt_template":"n={{.n}}","session_policy":"accumulate"}`)
+		r.want(t, http.StatusCreated, "")
+		r.decode(t, &tr)
+		now := time.Now()
+		const calls = 4
+		var wg sync.WaitGroup
+		codes := make([]int, calls)
+		for i := range calls {
+			wg.Go(func() {
+				ts := now.Add(time.Duration(i) * time.Second)
+				body := `{"n":` + strconv.Itoa(i) + `}`
+				req, _ := http.NewRequest("POST", e.srv.URL+"/hooks/"+tr.ID, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set(hook.HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
+				req.Header.Set(hook.HeaderSignature, hook.Sign(tr.Secret, ts, []byte(body)))
+				res, err := e.srv.Client().Do(req)
+				if err != nil {
+					return
+				}
+				res.Body.Close()
+				codes[i] = res.StatusCode
+			})
+		}
+		wg.Wait()
+		for i, c := range codes {
+			if c != http.StatusAccepted {
+				t.Fatalf("call %d: %d", i, c)
+			}
+		}
+		ss, _, err := e.st.ListSessions(e.ctx, store.SessionPage{Limit: 10})
+		if err != nil || len(ss) != 1 {
+			t.Fatalf("%d sessions, %v; want 1", len(ss), err)
+		}
+		if runs, err := e.st.SessionRuns(e.ctx, ss[0].ID); err != nil || len(runs) != calls {
+			t.Fatalf("%d runs in the session, %v; want %d", len(runs), err, calls)
+		}
+	})
+}

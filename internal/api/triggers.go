@@ -134,10 +134,31 @@ func (a *API) fireTrigger(w http.ResponseWriter, r *http.Request) {
 		}
 		sid = s.ID
 		if tr.SessionPolicy == store.SessionAccumulate {
-			tr.SessionID, tr.UpdatedAt = sid, now
-			if err := a.st.Write(r.Context(), func(tx store.Tx) error { return tx.UpdateTrigger(r.Context(), tr) }); err != nil {
-				a.fail(w, r, err)
+			// Two first calls at once: the write that comes second finds
+			// the other's session kept and uses it; its own, still empty,
+			// goes.
+			kept := sid
+			err := a.st.Write(r.Context(), func(tx store.Tx) error {
+				cur, err := tx.GetTrigger(r.Context(), tr.ID)
+				if err != nil {
+					return err
+				}
+				if cur.SessionID != "" && cur.SessionID != tr.SessionID {
+					kept = cur.SessionID
+					return nil
+				}
+				cur.SessionID, cur.UpdatedAt = sid, now
+				return tx.UpdateTrigger(r.Context(), cur)
+			})
+			if err != nil {
+				a.failHook(w, r, err, "trigger")
 				return
+			}
+			if kept != sid {
+				if err := a.svc.DeleteSession(r.Context(), sid); err != nil {
+					a.log.Warn("trigger: remove the spare session", "session", sid, "err", err)
+				}
+				sid = kept
 			}
 		}
 	}
