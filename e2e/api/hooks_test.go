@@ -4,6 +4,7 @@ package api_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/hook"
+	"github.com/caduceus-dev/caduceus/internal/secretbox"
 )
 
 // receiver is a local webhook receiver: it answers 500 to the first post
@@ -74,8 +76,25 @@ func fire(t *testing.T, url, secret string, ts time.Time, body string) (int, map
 // signature; the receiver's 500 is retried, and the deliveries log shows
 // both attempts.
 func TestTriggerStartsRunAndWebhookIsRetried(t *testing.T) {
+	e2etest.EachStore(t, pg, triggerStartsRunAndWebhookIsRetried)
+}
+
+// withSecretKey gives the server CADUCEUS_SECRET_KEY, which a server on
+// PostgreSQL needs to seal secrets.
+func withSecretKey(c *config.Config) {
+	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32))
+	c.Getenv = func(k string) string {
+		if k == secretbox.EnvKey {
+			return key
+		}
+		return ""
+	}
+}
+
+func triggerStartsRunAndWebhookIsRetried(t *testing.T, dbArgs []string) {
 	s := e2etest.StartServer(t, e2etest.Scenarios(e2etest.Scenario("", e2etest.Turn(e2etest.Text("Deployed v1.2 to staging.")))),
-		e2etest.WithApprovalMode("off"), func(c *config.Config) { c.PublicURL = "https://cad.example.test" })
+		e2etest.WithApprovalMode("off"), onStore(dbArgs), withSecretKey,
+		func(c *config.Config) { c.PublicURL = "https://cad.example.test" })
 	rc := &receiver{}
 	recv := httptest.NewServer(rc)
 	defer recv.Close()
