@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	neturl "net/url"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
@@ -205,7 +206,7 @@ func (d *Deliverer) post(ctx context.Context, a store.Delivery) (code int, err e
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return 0, fmt.Errorf("webhook request: %w", err), 0
+		return 0, errors.New("the webhook URL is not valid"), 0 // the error would quote it
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Caduceus-Webhook/1")
@@ -218,6 +219,12 @@ func (d *Deliverer) post(ctx context.Context, a store.Delivery) (code int, err e
 	resp, err := d.cfg.Client.Do(req)
 	took = time.Since(start)
 	if err != nil {
+		// Not the *url.Error itself: it quotes the URL, which can hold a
+		// token (Slack's do), and the error is logged and shown to readers.
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return 0, fmt.Errorf("post: %w", err), took
 	}
 	defer resp.Body.Close()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -187,5 +188,33 @@ func TestDeliveryNetworkErrorIsRetried(t *testing.T) {
 	if err != nil || len(log) != 2 || log[1].State != store.DeliveryRetried || log[1].Error == "" || log[1].StatusCode != 0 ||
 		log[0].State != store.DeliveryPending || log[0].Attempt != 2 || !log[0].NextAt.Equal(clk.Now().Add(2*time.Second).Truncate(time.Millisecond)) {
 		t.Fatalf("log = %+v, %v", log, err)
+	}
+}
+
+// A failed post's error, logged and shown in the delivery log, does not
+// quote the URL: a Slack incoming webhook's holds its token.
+func TestDeliveryErrorHidesTheURL(t *testing.T) {
+	ctx := context.Background()
+	st, _ := storetest.SQLite(t)
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL + "/services/T000/B000/SECRETTOKEN"
+	srv.Close()
+	w := store.Webhook{ID: "wh_s", Name: "chat", URL: url, Kind: store.WebhookSlack, Enabled: true}
+	if err := st.Write(ctx, func(tx store.Tx) error { return tx.InsertWebhook(ctx, w) }); err != nil {
+		t.Fatal(err)
+	}
+	d := hook.NewDeliverer(hook.Config{Store: st})
+	if _, err := d.Test(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if sent, err := d.SendOne(ctx); !sent || err != nil {
+		t.Fatalf("SendOne = %v, %v", sent, err)
+	}
+	log, err := st.ListDeliveries(ctx, w.ID, 10)
+	if err != nil || len(log) != 2 {
+		t.Fatalf("log = %+v, %v", log, err)
+	}
+	if e := log[1].Error; e == "" || strings.Contains(e, "SECRETTOKEN") {
+		t.Fatalf("the attempt's error = %q", e)
 	}
 }
