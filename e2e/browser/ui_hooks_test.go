@@ -42,6 +42,8 @@ func TestUIWebhooksAndTriggers(t *testing.T) {
 	if got.Load() != 1 {
 		t.Fatalf("the receiver got %d signed posts, want 1", got.Load())
 	}
+	b.click("[data-testid=webhook-toggle]")
+	b.waitJS("the webhook to show disabled", q("[data-testid=webhook-row][data-name=ci] .row-title")+".textContent.includes('(disabled)')")
 
 	b.navigate("/#settings/triggers")
 	b.waitVisible("[data-testid=triggers-page]")
@@ -53,4 +55,7 @@ func TestUIWebhooksAndTriggers(t *testing.T) {
 	if row := b.text("[data-testid=trigger-row][data-name=deploys]"); !strings.Contains(row, "/hooks/trg_") {
 		t.Fatalf("trigger row = %q", row)
 	}
+	first := b.text("[data-testid=hook-secret]")
+	b.click("[data-testid=trigger-rotate]")
+	b.waitJS("a new secret to show", q("[data-testid=hook-secret]")+".textContent !== "+js(first))
 }

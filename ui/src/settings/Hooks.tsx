@@ -1,7 +1,7 @@
 // Webhooks and triggers (issue 17, h17-hooks). Webhooks post a run's end
 // to another system (signed; retried on 5xx); triggers let another system
 // start a run with a signed POST. A secret is shown once, when it is made.
-// Admins see and change webhooks (their URLs can hold a token); everyone
+// Admins see, test, disable and delete webhooks (their URLs can hold a token); everyone
 // who reads sees triggers.
 
 import { useSignal } from "@preact/signals";
@@ -76,6 +76,11 @@ export function WebhooksPage() {
     // The test is sent in the background: its outcome shows in a moment.
     setTimeout(() => void loadLog(id), 1500);
   };
+  const toggle = async (h: Webhook) => {
+    const r = await store.api.patch(`/api/webhooks/${h.id}`, { enabled: !h.enabled });
+    if (!r.ok) error.value = r.error.message;
+    await load();
+  };
   const remove = async (id: string) => {
     const r = await store.api.del(`/api/webhooks/${id}`);
     if (!r.ok) error.value = r.error.message;
@@ -118,6 +123,7 @@ export function WebhooksPage() {
             </div>
             <div class="row-actions">
               <button type="button" class="btn btn-sm" onClick={() => void test(h.id)} data-testid="webhook-test">Test</button>
+              <button type="button" class="btn btn-sm" onClick={() => void toggle(h)} data-testid="webhook-toggle">{h.enabled ? "Disable" : "Enable"}</button>
               <button type="button" class="btn btn-sm" onClick={() => {
                 open.value = open.peek() === h.id ? null : h.id;
                 if (open.value) void loadLog(h.id);
@@ -166,6 +172,17 @@ export function TriggersPage() {
     secret.value = r.value.secret ?? null;
     await load();
   };
+  const toggle = async (t: Trigger) => {
+    const r = await store.api.patch(`/api/triggers/${t.id}`, { enabled: !t.enabled });
+    if (!r.ok) error.value = r.error.message;
+    await load();
+  };
+  const rotate = async (t: Trigger) => {
+    const r = await store.api.patch<Trigger>(`/api/triggers/${t.id}`, { rotate_secret: true });
+    if (!r.ok) error.value = r.error.message;
+    else secret.value = r.value.secret ?? null;
+    await load();
+  };
   const remove = async (id: string) => {
     const r = await store.api.del(`/api/triggers/${id}`);
     if (!r.ok) error.value = r.error.message;
@@ -203,6 +220,8 @@ export function TriggersPage() {
             </div>
             {admin && (
               <div class="row-actions">
+                <button type="button" class="btn btn-sm" onClick={() => void toggle(t)} data-testid="trigger-toggle">{t.enabled ? "Disable" : "Enable"}</button>
+                <button type="button" class="btn btn-sm" onClick={() => void rotate(t)} data-testid="trigger-rotate">New secret</button>
                 <button type="button" class="btn btn-sm" onClick={() => void remove(t.id)}>Delete</button>
               </div>
             )}
