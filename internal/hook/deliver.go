@@ -111,6 +111,9 @@ func (d *Deliverer) Send(ctx context.Context) {
 	}
 }
 
+// errFinal marks a failure no retry can mend.
+var errFinal = errors.New("not retried")
+
 // claimFor is how long a claimed attempt stays its sender's: past it,
 // another process takes the attempt again (its sender died).
 const claimFor = time.Minute
@@ -135,7 +138,9 @@ func (d *Deliverer) SendOne(ctx context.Context) (sent bool, err error) {
 	if sendErr != nil {
 		a.Error = sendErr.Error()
 	}
-	retry := code == 0 || code >= 500 // a network error or the receiver's fault; a 4xx will not change
+	// A network error or the receiver's fault may pass; a 4xx, or a webhook
+	// deleted or disabled since, will not change.
+	retry := (code == 0 || code >= 500) && !errors.Is(sendErr, errFinal)
 	switch {
 	case sendErr == nil && code >= 200 && code < 300:
 		a.State = store.DeliveryOK
@@ -181,13 +186,13 @@ func (d *Deliverer) post(ctx context.Context, a store.Delivery) (code int, err e
 	if a.WebhookID != "" {
 		w, err := d.cfg.Store.GetWebhook(ctx, a.WebhookID)
 		if errors.Is(err, store.ErrNotFound) {
-			return 0, errors.New("the webhook was deleted"), 0
+			return 0, fmt.Errorf("the webhook was deleted: %w", errFinal), 0
 		}
 		if err != nil {
 			return 0, err, 0
 		}
 		if !w.Enabled && a.Event != EventTest {
-			return 0, errors.New("the webhook is disabled"), 0
+			return 0, fmt.Errorf("the webhook is disabled: %w", errFinal), 0
 		}
 		url, kind, secret = w.URL, w.Kind, ""
 		if kind == store.WebhookJSON && w.SecretSealed != "" {
@@ -206,7 +211,7 @@ func (d *Deliverer) post(ctx context.Context, a store.Delivery) (code int, err e
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return 0, errors.New("the webhook URL is not valid"), 0 // the error would quote it
+		return 0, fmt.Errorf("the webhook URL is not valid: %w", errFinal), 0 // the error would quote it
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Caduceus-Webhook/1")

@@ -218,3 +218,28 @@ func TestDeliveryErrorHidesTheURL(t *testing.T) {
 		t.Fatalf("the attempt's error = %q", e)
 	}
 }
+
+// A delivery to a webhook disabled since it was queued fails at once.
+func TestDeliveryToADisabledWebhookIsFinal(t *testing.T) {
+	ctx := context.Background()
+	st, _ := storetest.SQLite(t)
+	w := store.Webhook{ID: "wh_d", Name: "off", URL: "http://127.0.0.1:1/x", Kind: store.WebhookSlack, Enabled: true}
+	if err := st.Write(ctx, func(tx store.Tx) error { return tx.InsertWebhook(ctx, w) }); err != nil {
+		t.Fatal(err)
+	}
+	d := hook.NewDeliverer(hook.Config{Store: st})
+	if err := d.RunEnded(ctx, runDone(t, "completed"), ""); err != nil {
+		t.Fatal(err)
+	}
+	w.Enabled = false
+	if err := st.Write(ctx, func(tx store.Tx) error { return tx.UpdateWebhook(ctx, w) }); err != nil {
+		t.Fatal(err)
+	}
+	if sent, err := d.SendOne(ctx); !sent || err != nil {
+		t.Fatalf("SendOne = %v, %v", sent, err)
+	}
+	log, err := st.ListDeliveries(ctx, w.ID, 10)
+	if err != nil || len(log) != 1 || log[0].State != store.DeliveryFailed || !strings.Contains(log[0].Error, "disabled") {
+		t.Fatalf("log = %+v, %v", log, err)
+	}
+}
