@@ -46,7 +46,7 @@ type webhookView struct {
 func viewWebhook(h store.Webhook) webhookView {
 	ev := h.Events
 	if len(ev) == 0 {
-		ev = hook.Events
+		ev = hook.Events()
 	}
 	return webhookView{ID: h.ID, Name: h.Name, URL: h.URL, Kind: h.Kind, Events: ev, SessionID: h.SessionID, ProfileID: h.ProfileID,
 		Enabled: h.Enabled, Signed: h.SecretSealed != "", CreatedAt: event.Time{Time: h.CreatedAt}, UpdatedAt: event.Time{Time: h.UpdatedAt}}
@@ -90,7 +90,7 @@ func (a *API) applyWebhook(r *http.Request, h *store.Webhook, in webhookInput) e
 	if in.Events != nil {
 		h.Events = nil
 		for _, e := range *in.Events {
-			if !slices.Contains(hook.Events, e) {
+			if !slices.Contains(hook.Events(), e) {
 				return bad("events are completed, failed and expired")
 			}
 			if !slices.Contains(h.Events, e) {

@@ -19,8 +19,11 @@ import (
 // EventTest is the event of POST /api/webhooks/{id}/test's delivery.
 const EventTest = "webhook.test"
 
-// Events are the run statuses a webhook can be told of.
-var Events = []string{string(run.Completed), string(run.Failed), string(run.Expired)}
+// Events are the run statuses a webhook can be told of (a new slice each
+// call: no caller can change another's).
+func Events() []string {
+	return []string{string(run.Completed), string(run.Failed), string(run.Expired)}
+}
 
 // SummaryChars bounds a payload's summary: the start of the run's last
 // answer.
@@ -83,7 +86,7 @@ func (d *Deliverer) RunEnded(ctx context.Context, e event.Event, runURL string) 
 	if err := json.Unmarshal(e.Payload, &done); err != nil {
 		return fmt.Errorf("run.done %d: %w", e.ID, err)
 	}
-	if !slices.Contains(Events, done.Status) {
+	if !slices.Contains(Events(), done.Status) {
 		return nil // a cancel is the person's own doing: no one to tell
 	}
 	hooks, err := d.cfg.Store.ListWebhooks(ctx)
