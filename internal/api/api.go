@@ -21,6 +21,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/auth"
 	"github.com/caduceus-dev/caduceus/internal/control"
 	"github.com/caduceus-dev/caduceus/internal/gitrepo"
+	"github.com/caduceus-dev/caduceus/internal/hook"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/identity"
 	"github.com/caduceus-dev/caduceus/internal/journal"
@@ -29,6 +30,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/secret"
+	"github.com/caduceus-dev/caduceus/internal/secretbox"
 	"github.com/caduceus-dev/caduceus/internal/skill"
 	"github.com/caduceus-dev/caduceus/internal/store"
 	"github.com/caduceus-dev/caduceus/internal/terminal"
@@ -126,6 +128,13 @@ type Options struct {
 	// Skills (h16-skills) is the skills directory the console lists and
 	// changes; nil answers the skills routes 503 skills_unavailable.
 	Skills *skill.Dir
+
+	// Webhooks and triggers (issue 17, h17-hooks). HookKeys seals and
+	// opens their secrets (create: make the key when there is none); nil
+	// answers those routes 503 hooks_unavailable. Hooks queues webhook
+	// test deliveries; nil answers the test route 503.
+	HookKeys func(create bool) (*secretbox.Box, error)
+	Hooks    *hook.Deliverer
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -361,6 +370,21 @@ func (a *API) routes() []route {
 		{"POST /api/runs/{id}/pause", a.pauseRun},
 		{"GET /api/budgets", a.listBudgets},
 		{"PUT /api/budgets", a.putBudget},
+		// Webhooks and triggers (h17-hooks, webhooks.go, triggers.go).
+		{"POST /hooks/{id}", a.fireTrigger},
+		{"GET /api/webhooks", a.listWebhooks},
+		{"POST /api/webhooks", a.createWebhook},
+		{"GET /api/webhooks/{id}", a.getWebhook},
+		{"PATCH /api/webhooks/{id}", a.patchWebhook},
+		{"DELETE /api/webhooks/{id}", a.deleteWebhook},
+		{"POST /api/webhooks/{id}/test", a.testWebhook},
+		{"GET /api/webhooks/{id}/deliveries", a.listDeliveries},
+		{"POST /api/webhooks/run-key", a.runKey},
+		{"GET /api/triggers", a.listTriggers},
+		{"POST /api/triggers", a.createTrigger},
+		{"GET /api/triggers/{id}", a.getTrigger},
+		{"PATCH /api/triggers/{id}", a.patchTrigger},
+		{"DELETE /api/triggers/{id}", a.deleteTrigger},
 	}
 }
 

@@ -175,6 +175,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", a.Handler())
+	mux.Handle("POST /hooks/{id}", a.Handler()) // inbound triggers (h17-hooks)
 	srv := httptest.NewServer(guard.Wrap(mux))
 
 	stopRunner := func() {}

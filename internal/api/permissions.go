@@ -198,6 +198,25 @@ var routePerms = map[string]perm{
 	"POST /api/runs/{id}/pause": permOperate,
 	"GET /api/budgets":          permRead,
 	"PUT /api/budgets":          permAdmin,
+	// Webhooks and triggers (h17-hooks). A trigger is public: its caller
+	// is another system, and nothing starts without a valid signature.
+	// Changing webhooks and triggers is configuring the server: admin;
+	// reading triggers and deliveries is everyone's (no secret shows), but
+	// a webhook's URL can hold a token (Slack's do): admin.
+	"POST /hooks/{id}":                  permPublic,
+	"GET /api/webhooks":                 permAdmin,
+	"POST /api/webhooks":                permAdmin,
+	"GET /api/webhooks/{id}":            permAdmin,
+	"PATCH /api/webhooks/{id}":          permAdmin,
+	"DELETE /api/webhooks/{id}":         permAdmin,
+	"POST /api/webhooks/{id}/test":      permAdmin,
+	"GET /api/webhooks/{id}/deliveries": permRead,
+	"POST /api/webhooks/run-key":        permAdmin,
+	"GET /api/triggers":                 permRead,
+	"POST /api/triggers":                permAdmin,
+	"GET /api/triggers/{id}":            permRead,
+	"PATCH /api/triggers/{id}":          permAdmin,
+	"DELETE /api/triggers/{id}":         permAdmin,
 }
 
 // permitted checks the request's principal against the route's entry and

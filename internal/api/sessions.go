@@ -293,6 +293,9 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
 		Attachments []attachmentRef `json:"attachments"`
 		// ExpiresIn (h17-expiry): how long the run may take ("10m").
 		ExpiresIn string `json:"expires_in"`
+		// WebhookURL (h17-hooks) is told of the run's end, signed with
+		// the server's run key.
+		WebhookURL string `json:"webhook_url"`
 	}
 	if !decode(w, r, &in) {
 		return
@@ -302,12 +305,19 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	if in.WebhookURL != "" {
+		if err := checkHookURL(in.WebhookURL); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+	}
 	atts, ok := a.attachments(w, r, sid, in.Model, in.Attachments)
 	if !ok {
 		return
 	}
 	ru, steered, err := a.svc.Deliver(r.Context(), sid, control.Message{Content: in.Content, IfBusy: in.IfBusy, Model: in.Model, By: actor(r),
-		TraceParent: a.opt.Tracer.TraceParent(r.Context()), Attachments: atts, ExpiresIn: expiresIn})
+		TraceParent: a.opt.Tracer.TraceParent(r.Context()), Attachments: atts, ExpiresIn: expiresIn,
+		WebhookURL: in.WebhookURL})
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -23,6 +23,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/checkpoint"
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/hook"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/identity"
@@ -75,6 +76,9 @@ type App struct {
 	// the retry setting.
 	settings *settings.Service
 	control  *control.Service
+	// hooks delivers outgoing webhooks (issue 17, h17-hooks); the web
+	// tier's, nil for a runner process.
+	hooks *hook.Deliverer
 }
 
 // waker carries "look at the journal now" to the other processes: the
@@ -253,6 +257,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			return nil, err
 		}
 	}
+	// Outgoing webhooks (h17-hooks): every web-tier process watches runs
+	// end and sends; an attempt is claimed before it is sent.
+	a.hooks = hook.NewDeliverer(hook.Config{Store: st, Secrets: hookSecrets(keys), RunSecret: runHookKey(keys), Log: log,
+		Link: runLink(cfg.PublicURL)})
 	conn := connBounds(cfg)
 	a.terms = newTerminals(cfg, log)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,
@@ -261,7 +269,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
 		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),
 		Tools: toolSpecs, Processes: consoleProcesses(a.procs), ProcessRecords: consoleRecords(procReg), Logs: logs,
-		Settings: a.settings, Skills: skills, ApprovalMode: cfg.ApprovalMode}, log)
+		Settings: a.settings, Skills: skills, ApprovalMode: cfg.ApprovalMode,
+		HookKeys: keys, Hooks: a.hooks}, log)
 	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
@@ -272,6 +281,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", ap.Handler())
+	mux.Handle("POST /hooks/{id}", ap.Handler()) // inbound triggers (h17-hooks)
 	mux.Handle("GET /metrics", identity.Require(auth.ActRead, a.tel.Handler()))
 	ui.Register(mux)
 	a.srv = &http.Server{
@@ -423,6 +433,19 @@ func (a *App) Run(ctx context.Context) error {
 		defer wg.Done()
 		a.settings.Watch(hubCtx, settings.PollEvery)
 	}()
+	if a.hooks != nil { // outgoing webhooks (h17-hooks)
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if err := a.hooks.Watch(hubCtx, a.hub); err != nil {
+				a.log.Error("webhooks stopped", "err", err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			a.hooks.Send(hubCtx)
+		}()
+	}
 	runnerDone := make(chan struct{})
 	go func() {
 		defer close(runnerDone)

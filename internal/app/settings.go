@@ -14,6 +14,7 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/hook"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/runner"
 	"github.com/caduceus-dev/caduceus/internal/secret"
@@ -118,3 +119,36 @@ func (a *App) applySettings(e settings.Effective) {
 }
 
 func durationOf(d settings.Duration) time.Duration { return time.Duration(d) }
+
+// hookSecrets opens webhook secrets (h17-hooks) with the key provider API
+// keys are sealed with; a server without one yet makes none for it.
+func hookSecrets(keys settings.Keys) func() (hook.Opener, error) {
+	return func() (hook.Opener, error) {
+		box, err := keys(false)
+		if err != nil {
+			return nil, err
+		}
+		return box, nil
+	}
+}
+
+// runHookKey is the key signing deliveries to a run's own webhook_url:
+// derived from the secretbox key, so every server sharing it signs alike.
+func runHookKey(keys settings.Keys) func() (string, error) {
+	return func() (string, error) {
+		box, err := keys(false)
+		if err != nil {
+			return "", err
+		}
+		return box.Derive(hook.RunKeyLabel), nil
+	}
+}
+
+// runLink is where a webhook's payload sends people to see a run: its
+// session in the workbench at --public-url (nil without one: no link).
+func runLink(public string) func(sessionID, runID string) string {
+	if public == "" {
+		return nil
+	}
+	return func(sessionID, _ string) string { return public + "/s/" + sessionID }
+}

@@ -98,6 +98,10 @@ type Config struct {
 	// signed-in person makes in the Git panel (<name>@<domain>); empty
 	// means localhost.
 	GitEmailDomain string
+	// PublicURL (h17-hooks) is the address people open the workbench at
+	// (scheme, host, optional path; no trailing slash): a webhook's
+	// payload links to the run's session there. Empty: no link.
+	PublicURL string
 	// CheckpointDir holds the shadow repositories that checkpoint the
 	// workspaces of this host (default <data-dir>/checkpoints).
 	CheckpointDir string
@@ -168,6 +172,7 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		fs.StringVar(&c.Runner, "runner", envOr(getenv, "CADUCEUS_RUNNER", RunnerInProcess), "where runs execute: inprocess, or none for the web tier only with separate `caduceus runner` processes (env CADUCEUS_RUNNER)")
 		fs.BoolVar(&c.SecureCookies, "secure-cookies", getenv("CADUCEUS_SECURE_COOKIES") == "1", "mark the sign-in cookie Secure, for a server behind a TLS-terminating proxy (env CADUCEUS_SECURE_COOKIES=1)")
 		fs.StringVar(&c.GitEmailDomain, "git-email-domain", getenv("CADUCEUS_GIT_EMAIL_DOMAIN"), "domain of the author email of a signed-in person's Git panel commits, <name>@<domain>; empty: localhost (env CADUCEUS_GIT_EMAIL_DOMAIN)")
+		fs.StringVar(&c.PublicURL, "public-url", getenv("CADUCEUS_PUBLIC_URL"), "the address people open the workbench at, such as https://caduceus.example.com; webhook payloads link to runs there; empty: no link (env CADUCEUS_PUBLIC_URL)")
 		c.WorkspaceRoots = filepath.SplitList(getenv("CADUCEUS_WORKSPACE_ROOTS"))
 		fs.Var(&listFlag{v: &c.WorkspaceRoots}, "workspace-root", "a directory under which sessions may choose their workspace; repeat for several (env CADUCEUS_WORKSPACE_ROOTS, separated by ':'; default: --workspace only)")
 		fs.IntVar(&c.MaxRetries, "max-retries", 2, "automatic retries of a run whose runner died or whose provider failed transiently")
@@ -295,6 +300,13 @@ func (c *Config) finish() error {
 	}
 	if d := c.GitEmailDomain; d != "" && !emailDomain.MatchString(d) {
 		return fmt.Errorf("git-email-domain must be a domain such as example.com, not %q", d)
+	}
+	if c.PublicURL != "" { // h17-hooks
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("public-url must be an absolute http:// or https:// address without query, such as https://caduceus.example.com, not %q", c.PublicURL)
+		}
+		c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	}
 	if c.DataDir == "" {
 		return errors.New("no data directory: set --data-dir or CADUCEUS_DATA_DIR (HOME is not set)")

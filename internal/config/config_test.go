@@ -103,6 +103,15 @@ func TestParseServe(t *testing.T) {
 		{name: "git email domain with an at", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--git-email-domain", "me@example.org"}, wantErr: "git-email-domain must be a domain"},
 		{name: "git email domain with a space", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--git-email-domain", "example .org"}, wantErr: "git-email-domain must be a domain"},
 		{name: "git email domain with a bracket", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--git-email-domain", "x>y"}, wantErr: "git-email-domain must be a domain"},
+		// Webhook links (h17-hooks).
+		{name: "public url", env: map[string]string{"HOME": "/h", "CADUCEUS_PUBLIC_URL": "https://cad.example.com/work/"}, args: []string{"--workspace", ws},
+			check: func(t *testing.T, c Config) {
+				if c.PublicURL != "https://cad.example.com/work" {
+					t.Fatalf("public url %q", c.PublicURL)
+				}
+			}},
+		{name: "public url not http", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--public-url", "ftp://x"}, wantErr: "public-url must be"},
+		{name: "public url relative", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--public-url", "cad.example.com"}, wantErr: "public-url must be"},
 		{name: "bad runner mode", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--runner", "remote"}, wantErr: "runner must be"},
 		{name: "negative retries", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws, "--max-retries", "-1"}, wantErr: "max-retries"},
 		{name: "connection bounds default", env: map[string]string{"HOME": "/h"}, args: []string{"--workspace", ws},

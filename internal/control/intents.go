@@ -320,6 +320,9 @@ type Message struct {
 	// ExpiresIn (h17-expiry) is how long the run may take from now before
 	// it ends expired; 0: no deadline. Bounded by MinExpiry and MaxExpiry.
 	ExpiresIn time.Duration
+	// WebhookURL (h17-hooks) is told of the queued run's end; the caller
+	// checked it. A steered message queues no run and keeps none.
+	WebhookURL string
 }
 
 // MaxAttachments bounds the attachments of one message.
@@ -415,6 +418,11 @@ func (s *Service) deliver(ctx context.Context, sessionID string, m Message, stee
 		}
 		if err := tx.InsertRun(ctx, r); err != nil {
 			return err
+		}
+		if m.WebhookURL != "" { // in the run's transaction: its end cannot come first
+			if err := tx.PutRunWebhook(ctx, r.ID, m.WebhookURL); err != nil {
+				return err
+			}
 		}
 		drafts := []event.Draft{
 			{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued, Payload: event.RunQueuedPayload{Input: m.Content, Model: model, IfBusy: m.IfBusy, TraceParent: m.TraceParent, By: m.By}},

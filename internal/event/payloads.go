@@ -8,7 +8,7 @@ import "encoding/json"
 // in, one of their API tokens, the server token or the local user of an
 // open loopback server. It never holds a secret, hash or token prefix.
 type Actor struct {
-	Kind    string `json:"kind"` // user, token, server_token, local
+	Kind    string `json:"kind"` // user, token, server_token, local, trigger (h17-hooks)
 	Name    string `json:"name"`
 	UserID  string `json:"user_id,omitempty"`
 	TokenID string `json:"token_id,omitempty"`

@@ -11,6 +11,7 @@
 package secretbox
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -46,9 +47,12 @@ var (
 
 // Box seals and opens values under one key. Safe for concurrent use.
 type Box struct {
-	id    string
-	forms []string // the key as text, for redaction
-	aead  interface {
+	id string
+	// derive keys Derive: a hash of the key, so a derived value reveals
+	// nothing of the key itself.
+	derive []byte
+	forms  []string // the key as text, for redaction
+	aead   interface {
 		Seal(dst, nonce, plaintext, additionalData []byte) []byte
 		Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error)
 		NonceSize() int
@@ -67,13 +71,24 @@ func New(key []byte) (*Box, error) {
 	sum := sha256.Sum256(append([]byte("caduceus secretbox key id\x00"), key...))
 	forms := []string{base64.StdEncoding.EncodeToString(key), base64.RawStdEncoding.EncodeToString(key),
 		base64.URLEncoding.EncodeToString(key), base64.RawURLEncoding.EncodeToString(key), hex.EncodeToString(key)}
-	return &Box{id: hex.EncodeToString(sum[:4]), forms: forms, aead: aead}, nil
+	d := sha256.Sum256(append([]byte("caduceus secretbox derive\x00"), key...))
+	return &Box{id: hex.EncodeToString(sum[:4]), forms: forms, aead: aead, derive: d[:]}, nil
 }
 
 // TextForms are the key written as text (base64 in each alphabet, hex),
 // for the redactor: a command that prints the key file encoded must not
 // hand the key to the model or a log.
 func (b *Box) TextForms() []string { return append([]string(nil), b.forms...) }
+
+// Derive is a secret for one purpose, named by label, derived from the
+// key (hex HMAC-SHA256): every server holding the key derives the same
+// one, and it changes with the key (issue 17: the signing key of a run's
+// own webhook_url).
+func (b *Box) Derive(label string) string {
+	m := hmac.New(sha256.New, b.derive)
+	m.Write([]byte(label))
+	return hex.EncodeToString(m.Sum(nil))
+}
 
 // KeyID names the key (not secret: a hash prefix).
 func (b *Box) KeyID() string { return b.id }

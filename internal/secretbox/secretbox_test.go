@@ -188,3 +188,31 @@ func TestTextForms(t *testing.T) {
 		}
 	}
 }
+
+func TestDerive(t *testing.T) {
+	a, b := box(t, 1), box(t, 2)
+	x := a.Derive("label one")
+	tests := []struct {
+		name string
+		got  string
+		same bool
+	}{
+		{"same key and label", a.Derive("label one"), true},
+		{"same key in another box", box(t, 1).Derive("label one"), true},
+		{"another label", a.Derive("label two"), false},
+		{"another key", b.Derive("label one"), false},
+	}
+	for _, tc := range tests {
+		if (tc.got == x) != tc.same {
+			t.Errorf("%s: %q vs %q, same = %v", tc.name, tc.got, x, tc.same)
+		}
+	}
+	if len(x) != 64 {
+		t.Fatalf("Derive = %q, want 64 hex digits", x)
+	}
+	for _, f := range a.TextForms() {
+		if strings.Contains(x, f) {
+			t.Fatal("a derived secret holds the key")
+		}
+	}
+}

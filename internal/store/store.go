@@ -452,6 +452,18 @@ type Reader interface {
 	GetBudget(ctx context.Context, scope, target string) (Budget, error)
 	ListBudgets(ctx context.Context, scope string) ([]Budget, error)
 	DayUsage(ctx context.Context, day string) (DayUsage, error)
+
+	// Webhooks and triggers (issue 17, h17-hooks). Get* are ErrNotFound
+	// for an unknown id. ListWebhooks and ListTriggers order by name, then
+	// id. ListDeliveries lists a webhook's attempts ("" the per-run
+	// webhook_url ones), newest first, at most limit.
+	GetWebhook(ctx context.Context, id string) (Webhook, error)
+	ListWebhooks(ctx context.Context) ([]Webhook, error)
+	ListDeliveries(ctx context.Context, webhookID string, limit int) ([]Delivery, error)
+	GetTrigger(ctx context.Context, id string) (Trigger, error)
+	ListTriggers(ctx context.Context) ([]Trigger, error)
+	// RunWebhook is the webhook_url a run was queued with ("" for none).
+	RunWebhook(ctx context.Context, runID string) (string, error)
 }
 
 // DecisionQuery selects approval.decided events (h16-policy). Every field
@@ -606,6 +618,35 @@ type Tx interface {
 	PutBudget(ctx context.Context, b Budget) error
 	DeleteBudget(ctx context.Context, scope, target string) error
 	AddDayUsage(ctx context.Context, u DayUsage) error
+
+	// Webhooks and triggers (issue 17, h17-hooks). Update* write every
+	// field but ID and CreatedAt and are ErrNotFound for an unknown id;
+	// Delete* of an unknown id is no error. DeleteWebhook removes its
+	// deliveries too, DeleteTrigger its seen signatures.
+	InsertWebhook(ctx context.Context, w Webhook) error
+	UpdateWebhook(ctx context.Context, w Webhook) error
+	DeleteWebhook(ctx context.Context, id string) error
+	// InsertDelivery adds an attempt; one whose ID is already there is
+	// left as it is, so processes that each see a run end and derive the
+	// same ID queue it once.
+	InsertDelivery(ctx context.Context, d Delivery) error
+	// ClaimDelivery takes the oldest attempt due at now (pending, or
+	// sending whose claim ran out: its sender died) by a conditional
+	// update, so several processes send each attempt once: it becomes
+	// sending until until. ok is false when none is due.
+	ClaimDelivery(ctx context.Context, now, until time.Time) (d Delivery, ok bool, err error)
+	// FinishDelivery records an attempt's outcome: d's State, StatusCode,
+	// Error and Duration.
+	FinishDelivery(ctx context.Context, d Delivery) error
+	InsertTrigger(ctx context.Context, tr Trigger) error
+	UpdateTrigger(ctx context.Context, tr Trigger) error
+	DeleteTrigger(ctx context.Context, id string) error
+	// SeeTriggerSignature records a signature a trigger accepted at at and
+	// forgets those seen before forgetBefore. fresh is false when the
+	// signature was already seen (a replay); nothing changes then.
+	SeeTriggerSignature(ctx context.Context, triggerID, signature string, at, forgetBefore time.Time) (fresh bool, err error)
+	// PutRunWebhook keeps the webhook_url a run is queued with.
+	PutRunWebhook(ctx context.Context, runID, url string) error
 }
 
 // Budget is the limits of one scope's target (h16-budgets): a run, a

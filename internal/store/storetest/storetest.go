@@ -96,6 +96,11 @@ func Run(t *testing.T, open Open) {
 		// Budgets (issue 16, h16-budgets).
 		{"Budgets", testBudgets},
 		{"BudgetDayUsage", testBudgetDayUsage},
+		// Webhooks and triggers (issue 17, h17-hooks).
+		{"Webhooks", testWebhooks},
+		{"Deliveries", testDeliveries},
+		{"Triggers", testTriggers},
+		{"RunWebhooks", testRunWebhooks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -19,6 +19,8 @@ import { SkillsPage } from "./Skills";
 import { ApprovalsPage } from "./Approvals";
 import { MemoryPage } from "./Memory";
 import { BudgetsPage } from "./Budgets";
+// Webhooks and triggers (issue 17, h17-hooks).
+import { WebhooksPage, TriggersPage } from "./Hooks";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -88,5 +90,15 @@ export const sections: SettingsSection[] = [
   {
     id: "budgets", title: "Budgets", blurb: "Limits per day and per profile",
     shown: (s) => s.account.permissions.value.read, component: BudgetsPage,
+  },
+  // Webhooks and triggers (h17-hooks): webhooks are admins' (a URL can hold
+  // a token); everyone who reads sees triggers, admins change them.
+  {
+    id: "webhooks", title: "Webhooks", blurb: "Tell other systems when runs end",
+    shown: (s) => s.account.permissions.value.admin, component: WebhooksPage,
+  },
+  {
+    id: "triggers", title: "Triggers", blurb: "Let other systems start runs",
+    shown: (s) => s.account.permissions.value.read, component: TriggersPage,
   },
 ];

@@ -27,7 +27,7 @@ export interface RequestedP { request_id: string; tool_call_id: string; [k: stri
 export interface ApprovalRequestedP extends RequestedP { tool: string; action: string; reason: string; choices: string[]; expires_at: string | null }
 export interface ClarifyRequestedP extends RequestedP { question: string; choices?: string[]; expires_at: string | null }
 /** Who made a control (docs/EVENTS.md "by"). */
-export interface ActorP { kind: "user" | "token" | "server_token" | "local"; name: string; user_id?: string; token_id?: string }
+export interface ActorP { kind: "user" | "token" | "server_token" | "local" | "trigger"; name: string; user_id?: string; token_id?: string }
 export interface ResolvedP { request_id: string; status: string; choice?: string; answer?: string; by?: ActorP; note?: string }
 export interface TodoP { tool_call_id: string; items: TodoItem[] }
 export interface ContextWarningP { estimated_tokens: number; context_window: number; ratio: number; threshold: number }

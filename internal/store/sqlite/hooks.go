@@ -1,0 +1,271 @@
+package sqlite
+
+// Outgoing webhooks and inbound triggers (issue 17, h17-hooks).
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/store"
+)
+
+const webhookCols = `id, name, url, kind, secret_sealed, events, session_id, profile_id, enabled, created_at_ms, updated_at_ms`
+
+func scanWebhook(s interface{ Scan(...any) error }) (store.Webhook, error) {
+	var w store.Webhook
+	var events string
+	var c, u int64
+	if err := s.Scan(&w.ID, &w.Name, &w.URL, &w.Kind, &w.SecretSealed, &events, &w.SessionID, &w.ProfileID, &w.Enabled, &c, &u); err != nil {
+		return w, err
+	}
+	var err error
+	if w.Events, err = decodeStrings(events); err != nil {
+		return w, fmt.Errorf("webhook %q events: %w", w.ID, err)
+	}
+	w.CreatedAt, w.UpdatedAt = fromMS(c), fromMS(u)
+	return w, nil
+}
+
+func (r reader) GetWebhook(ctx context.Context, id string) (store.Webhook, error) {
+	w, err := scanWebhook(r.queryRow(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE id = ?`, id))
+	if err != nil {
+		return w, notFound(err, "webhook", id)
+	}
+	return w, nil
+}
+
+func (r reader) ListWebhooks(ctx context.Context) ([]store.Webhook, error) {
+	rows, err := r.query(ctx, `SELECT `+webhookCols+` FROM webhooks ORDER BY name, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list webhooks: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Webhook
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list webhooks: %w", err)
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+const deliveryCols = `id, webhook_id, run_id, url, event, payload, attempt, state, status_code, error, duration_ms, next_at_ms, created_at_ms`
+
+func scanDelivery(s interface{ Scan(...any) error }) (store.Delivery, error) {
+	var d store.Delivery
+	var dur, next, c int64
+	if err := s.Scan(&d.ID, &d.WebhookID, &d.RunID, &d.URL, &d.Event, &d.Payload, &d.Attempt, &d.State, &d.StatusCode, &d.Error, &dur, &next, &c); err != nil {
+		return d, err
+	}
+	d.Duration = time.Duration(dur) * time.Millisecond
+	d.NextAt, d.CreatedAt = fromMS(next), fromMS(c)
+	return d, nil
+}
+
+func (r reader) ListDeliveries(ctx context.Context, webhookID string, limit int) ([]store.Delivery, error) {
+	rows, err := r.query(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE webhook_id = ?
+		ORDER BY created_at_ms DESC, id DESC LIMIT ?`, webhookID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Delivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list deliveries: %w", err)
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+const triggerCols = `id, name, secret_sealed, template, profile_id, workspace, session_policy, session_id, enabled, created_at_ms, updated_at_ms`
+
+func scanTrigger(s interface{ Scan(...any) error }) (store.Trigger, error) {
+	var tr store.Trigger
+	var c, u int64
+	if err := s.Scan(&tr.ID, &tr.Name, &tr.SecretSealed, &tr.Template, &tr.ProfileID, &tr.Workspace, &tr.SessionPolicy, &tr.SessionID, &tr.Enabled, &c, &u); err != nil {
+		return tr, err
+	}
+	tr.CreatedAt, tr.UpdatedAt = fromMS(c), fromMS(u)
+	return tr, nil
+}
+
+func (r reader) GetTrigger(ctx context.Context, id string) (store.Trigger, error) {
+	tr, err := scanTrigger(r.queryRow(ctx, `SELECT `+triggerCols+` FROM triggers WHERE id = ?`, id))
+	if err != nil {
+		return tr, notFound(err, "trigger", id)
+	}
+	return tr, nil
+}
+
+func (r reader) ListTriggers(ctx context.Context) ([]store.Trigger, error) {
+	rows, err := r.query(ctx, `SELECT `+triggerCols+` FROM triggers ORDER BY name, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list triggers: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Trigger
+	for rows.Next() {
+		tr, err := scanTrigger(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list triggers: %w", err)
+		}
+		out = append(out, tr)
+	}
+	return out, rows.Err()
+}
+
+func (t *txn) InsertWebhook(ctx context.Context, w store.Webhook) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO webhooks (`+webhookCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		w.ID, w.Name, w.URL, w.Kind, w.SecretSealed, stringsJSON(w.Events), w.SessionID, w.ProfileID, w.Enabled, ms(w.CreatedAt), ms(w.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("insert webhook: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) UpdateWebhook(ctx context.Context, w store.Webhook) error {
+	res, err := t.tx.ExecContext(ctx, `UPDATE webhooks SET name = ?, url = ?, kind = ?, secret_sealed = ?, events = ?,
+		session_id = ?, profile_id = ?, enabled = ?, updated_at_ms = ? WHERE id = ?`,
+		w.Name, w.URL, w.Kind, w.SecretSealed, stringsJSON(w.Events), w.SessionID, w.ProfileID, w.Enabled, ms(w.UpdatedAt), w.ID)
+	return affectedOne(res, err, "webhook", w.ID)
+}
+
+func (t *txn) DeleteWebhook(ctx context.Context, id string) error {
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE webhook_id = ?`, id); err != nil {
+		return fmt.Errorf("delete webhook deliveries: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM webhooks WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("delete webhook: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) InsertDelivery(ctx context.Context, d store.Delivery) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (`+deliveryCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (id) DO NOTHING`,
+		d.ID, d.WebhookID, d.RunID, d.URL, d.Event, d.Payload, d.Attempt, d.State, d.StatusCode, d.Error,
+		d.Duration.Milliseconds(), ms(d.NextAt), ms(d.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("insert delivery: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) ClaimDelivery(ctx context.Context, now, until time.Time) (store.Delivery, bool, error) {
+	d, err := scanDelivery(t.tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET state = 'sending', next_at_ms = ?
+		WHERE id = (SELECT id FROM webhook_deliveries WHERE state IN ('pending', 'sending') AND next_at_ms <= ?
+			ORDER BY next_at_ms, id LIMIT 1)
+		RETURNING `+deliveryCols, ms(until), ms(now)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, false, nil
+	}
+	if err != nil {
+		return d, false, fmt.Errorf("claim delivery: %w", err)
+	}
+	return d, true, nil
+}
+
+func (t *txn) FinishDelivery(ctx context.Context, d store.Delivery) error {
+	res, err := t.tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = ?, status_code = ?, error = ?, duration_ms = ?
+		WHERE id = ?`, d.State, d.StatusCode, d.Error, d.Duration.Milliseconds(), d.ID)
+	return affectedOne(res, err, "delivery", d.ID)
+}
+
+func (t *txn) InsertTrigger(ctx context.Context, tr store.Trigger) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO triggers (`+triggerCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		tr.ID, tr.Name, tr.SecretSealed, tr.Template, tr.ProfileID, tr.Workspace, tr.SessionPolicy, tr.SessionID, tr.Enabled,
+		ms(tr.CreatedAt), ms(tr.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("insert trigger: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) UpdateTrigger(ctx context.Context, tr store.Trigger) error {
+	res, err := t.tx.ExecContext(ctx, `UPDATE triggers SET name = ?, secret_sealed = ?, template = ?, profile_id = ?,
+		workspace = ?, session_policy = ?, session_id = ?, enabled = ?, updated_at_ms = ? WHERE id = ?`,
+		tr.Name, tr.SecretSealed, tr.Template, tr.ProfileID, tr.Workspace, tr.SessionPolicy, tr.SessionID, tr.Enabled,
+		ms(tr.UpdatedAt), tr.ID)
+	return affectedOne(res, err, "trigger", tr.ID)
+}
+
+func (t *txn) DeleteTrigger(ctx context.Context, id string) error {
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM trigger_signatures WHERE trigger_id = ?`, id); err != nil {
+		return fmt.Errorf("delete trigger signatures: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM triggers WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("delete trigger: %w", err)
+	}
+	return nil
+}
+
+func (t *txn) SeeTriggerSignature(ctx context.Context, triggerID, signature string, at, forgetBefore time.Time) (bool, error) {
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM trigger_signatures WHERE trigger_id = ? AND seen_at_ms < ?`,
+		triggerID, ms(forgetBefore)); err != nil {
+		return false, fmt.Errorf("forget trigger signatures: %w", err)
+	}
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO trigger_signatures (trigger_id, signature, seen_at_ms) VALUES (?,?,?)
+		ON CONFLICT (trigger_id, signature) DO NOTHING`, triggerID, signature, ms(at))
+	if err != nil {
+		return false, fmt.Errorf("see trigger signature: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("see trigger signature: %w", err)
+	}
+	return n == 1, nil
+}
+
+// affectedOne turns an update that matched no row into ErrNotFound.
+func affectedOne(res sql.Result, err error, what, id string) error {
+	if err != nil {
+		return fmt.Errorf("update %s %q: %w", what, id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("update %s %q: %w", what, id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s %q: %w", what, id, store.ErrNotFound)
+	}
+	return nil
+}
+
+func decodeStrings(s string) ([]string, error) {
+	var out []string
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+func (r reader) RunWebhook(ctx context.Context, runID string) (string, error) {
+	var url string
+	err := r.queryRow(ctx, `SELECT url FROM run_webhooks WHERE run_id = ?`, runID).Scan(&url)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("run webhook %s: %w", runID, err)
+	}
+	return url, nil
+}
+
+func (t *txn) PutRunWebhook(ctx context.Context, runID, url string) error {
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO run_webhooks (run_id, url) VALUES (?,?)`, runID, url); err != nil {
+		return fmt.Errorf("put run webhook: %w", err)
+	}
+	return nil
+}
