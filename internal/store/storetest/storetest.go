@@ -96,6 +96,10 @@ func Run(t *testing.T, open Open) {
 		// Budgets (issue 16, h16-budgets).
 		{"Budgets", testBudgets},
 		{"BudgetDayUsage", testBudgetDayUsage},
+		// Scheduled jobs (issue 17, h17-jobs).
+		{"JobsCRUD", testJobsCRUD},
+		{"ClaimDueJobs", testClaimDueJobs},
+		{"ClaimDueJobsConcurrent", testClaimDueJobsConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
