@@ -317,6 +317,9 @@ type Message struct {
 	// Attachments are files already saved in the session's workspace and
 	// checked by the caller (the API); message.user records them.
 	Attachments []event.Attachment
+	// JobID (h17-jobs) is the scheduled job sending the message; run.queued
+	// records it.
+	JobID string
 }
 
 // MaxAttachments bounds the attachments of one message.
@@ -408,7 +411,7 @@ func (s *Service) deliver(ctx context.Context, sessionID string, m Message, stee
 			return err
 		}
 		drafts := []event.Draft{
-			{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued, Payload: event.RunQueuedPayload{Input: m.Content, Model: model, IfBusy: m.IfBusy, TraceParent: m.TraceParent, By: m.By}},
+			{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued, Payload: event.RunQueuedPayload{Input: m.Content, Model: model, IfBusy: m.IfBusy, TraceParent: m.TraceParent, By: m.By, JobID: m.JobID}},
 			{RunID: r.ID, SessionID: sessionID, Type: event.MessageUser, Payload: event.MessageUserPayload{MessageID: id.New("msg"), Content: m.Content, By: m.By, Attachments: m.Attachments}},
 		}
 		if sess.Title == "" {

@@ -613,10 +613,13 @@ type Tx interface {
 
 	// Scheduled jobs (issue 17, h17-jobs). InsertJob stores a new job;
 	// UpdateJob writes every field but ID, CreatedAt, FireCount, LastRunID
-	// and SessionID (ErrNotFound when unknown); DeleteJob removes a job and
-	// its run history (ErrNotFound when unknown).
+	// and SessionID if the stored NextFireAt is still readNext, the one the
+	// caller read (else ErrConflict: a claim moved it, and writing the old
+	// time back would fire a due time twice); ErrNotFound when unknown.
+	// DeleteJob removes a job and its run history (ErrNotFound when
+	// unknown).
 	InsertJob(ctx context.Context, j Job) error
-	UpdateJob(ctx context.Context, j Job) error
+	UpdateJob(ctx context.Context, j Job, readNext time.Time) error
 	DeleteJob(ctx context.Context, id string) error
 	// ClaimDueJobs claims every enabled job whose NextFireAt is set and
 	// not after now: for each it moves NextFireAt to next(job) (zero: no

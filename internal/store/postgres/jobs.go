@@ -8,6 +8,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -92,13 +93,19 @@ func (t *txn) InsertJob(ctx context.Context, j store.Job) error {
 	return nil
 }
 
-func (t *txn) UpdateJob(ctx context.Context, j store.Job) error {
+func (t *txn) UpdateJob(ctx context.Context, j store.Job, readNext time.Time) error {
 	tag, err := t.c.Exec(ctx, `UPDATE jobs SET name = $1, prompt = $2, profile_id = $3, workspace = $4, schedule_kind = $5,
 		schedule_expr = $6, tz = $7, enabled = $8, repeat_limit = $9, overlap = $10, missed = $11, session_policy = $12,
-		run_expiry_ms = $13, next_fire_at_ms = $14, updated_at_ms = $15 WHERE id = $16`,
+		run_expiry_ms = $13, next_fire_at_ms = $14, updated_at_ms = $15 WHERE id = $16 AND next_fire_at_ms = $17`,
 		j.Name, j.Prompt, j.ProfileID, j.Workspace, j.ScheduleKind, j.ScheduleExpr, j.TZ, j.Enabled, j.RepeatLimit, j.Overlap,
-		j.Missed, j.SessionPolicy, j.RunExpiry.Milliseconds(), ms(j.NextFireAt), ms(j.UpdatedAt), j.ID)
-	return oneJobRow(tag.RowsAffected(), err, "update job", j.ID)
+		j.Missed, j.SessionPolicy, j.RunExpiry.Milliseconds(), ms(j.NextFireAt), ms(j.UpdatedAt), j.ID, ms(readNext))
+	if err := oneJobRow(tag.RowsAffected(), err, "update job", j.ID); !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if _, err := t.GetJob(ctx, j.ID); err != nil {
+		return err
+	}
+	return fmt.Errorf("update job %q: its next fire time moved: %w", j.ID, store.ErrConflict)
 }
 
 func (t *txn) DeleteJob(ctx context.Context, id string) error {

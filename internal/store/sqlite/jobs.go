@@ -7,6 +7,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -95,13 +96,19 @@ func (t *txn) InsertJob(ctx context.Context, j store.Job) error {
 	return nil
 }
 
-func (t *txn) UpdateJob(ctx context.Context, j store.Job) error {
+func (t *txn) UpdateJob(ctx context.Context, j store.Job, readNext time.Time) error {
 	res, err := t.tx.ExecContext(ctx, `UPDATE jobs SET name = ?, prompt = ?, profile_id = ?, workspace = ?, schedule_kind = ?,
 		schedule_expr = ?, tz = ?, enabled = ?, repeat_limit = ?, overlap = ?, missed = ?, session_policy = ?, run_expiry_ms = ?,
-		next_fire_at_ms = ?, updated_at_ms = ? WHERE id = ?`,
+		next_fire_at_ms = ?, updated_at_ms = ? WHERE id = ? AND next_fire_at_ms = ?`,
 		j.Name, j.Prompt, j.ProfileID, j.Workspace, j.ScheduleKind, j.ScheduleExpr, j.TZ, j.Enabled, j.RepeatLimit, j.Overlap,
-		j.Missed, j.SessionPolicy, j.RunExpiry.Milliseconds(), ms(j.NextFireAt), ms(j.UpdatedAt), j.ID)
-	return oneRow(res, err, "update job", j.ID)
+		j.Missed, j.SessionPolicy, j.RunExpiry.Milliseconds(), ms(j.NextFireAt), ms(j.UpdatedAt), j.ID, ms(readNext))
+	if err := oneRow(res, err, "update job", j.ID); !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if _, err := t.GetJob(ctx, j.ID); err != nil {
+		return err
+	}
+	return fmt.Errorf("update job %q: its next fire time moved: %w", j.ID, store.ErrConflict)
 }
 
 func (t *txn) DeleteJob(ctx context.Context, id string) error {

@@ -48,15 +48,26 @@ func testJobsCRUD(t *testing.T, open Open) {
 	b2.Name, b2.Prompt, b2.Enabled, b2.Overlap, b2.Missed, b2.RunExpiry, b2.NextFireAt, b2.UpdatedAt =
 		"nightly check", "check deps", false, "replace", "skip", 0, at(9000), at(7)
 	b2.FireCount, b2.LastRunID, b2.SessionID = 99, "run-ignored", "ses-ignored"
-	write(t, db, func(tx store.Tx) error { return tx.UpdateJob(ctx, b2) })
+	write(t, db, func(tx store.Tx) error { return tx.UpdateJob(ctx, b2, b.NextFireAt) })
 	want := b2
 	want.FireCount, want.LastRunID, want.SessionID = 0, "", ""
 	if got, err := db.GetJob(ctx, "job-b"); err != nil || got != want {
 		t.Fatalf("GetJob after update = %+v, %v; want %+v", got, err, want)
 	}
-	err = db.Write(ctx, func(tx store.Tx) error { return tx.UpdateJob(ctx, sampleJob("job-x", "x", time.Time{})) })
+	err = db.Write(ctx, func(tx store.Tx) error { return tx.UpdateJob(ctx, sampleJob("job-x", "x", time.Time{}), time.Time{}) })
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("UpdateJob unknown: %v, want not found", err)
+	}
+	// An update based on a next fire time a claim has since moved is
+	// refused and changes nothing.
+	stale := want
+	stale.Name = "stale"
+	err = db.Write(ctx, func(tx store.Tx) error { return tx.UpdateJob(ctx, stale, b.NextFireAt) })
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("UpdateJob with a stale next fire time: %v, want conflict", err)
+	}
+	if got, _ := db.GetJob(ctx, "job-b"); got.Name != want.Name {
+		t.Fatalf("a refused update changed the job: %+v", got)
 	}
 
 	// A recorded run becomes the last run, with its status read from the
