@@ -126,6 +126,10 @@ type Options struct {
 	// Skills (h16-skills) is the skills directory the console lists and
 	// changes; nil answers the skills routes 503 skills_unavailable.
 	Skills *skill.Dir
+
+	// Jobs (h17-jobs) creates, changes and fires scheduled jobs; nil
+	// answers those routes 503 jobs_unavailable (listing still works).
+	Jobs Jobs
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -361,6 +365,17 @@ func (a *API) routes() []route {
 		{"POST /api/runs/{id}/pause", a.pauseRun},
 		{"GET /api/budgets", a.listBudgets},
 		{"PUT /api/budgets", a.putBudget},
+		// Scheduled jobs (h17-jobs, jobs.go).
+		{"GET /api/jobs", a.listJobs},
+		{"POST /api/jobs", a.createJob},
+		{"GET /api/jobs/{id}", a.getJob},
+		{"PATCH /api/jobs/{id}", a.patchJob},
+		{"DELETE /api/jobs/{id}", a.deleteJob},
+		{"POST /api/jobs/{id}/run", a.runJob},
+		{"POST /api/jobs/{id}/pause", a.pauseJob},
+		{"POST /api/jobs/{id}/resume", a.resumeJob},
+		{"GET /api/jobs/{id}/runs", a.listJobRuns},
+		{"GET /api/schedules/preview", a.previewSchedule},
 	}
 }
 
