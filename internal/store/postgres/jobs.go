@@ -1,10 +1,11 @@
 package postgres
 
-// Scheduled jobs (issue 17, h17-jobs), as in the SQLite store. Each due
-// time is claimed with an update conditional on the next_fire_at_ms read:
-// under READ COMMITTED a second process's update waits for the first's
-// row lock, re-reads the row and then matches nothing, so only one
-// process fires each due time.
+// Scheduled jobs (issue 17, h17-jobs), as in the SQLite store. Write
+// transactions already run one at a time under the append lock, so a
+// claim reads the latest next fire time; the update is conditional on the
+// time read all the same, so a due time stays single even for a claim
+// made outside that serialisation (under READ COMMITTED the second update
+// would wait for the first's row lock and then match nothing).
 
 import (
 	"context"

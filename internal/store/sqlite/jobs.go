@@ -1,9 +1,10 @@
 package sqlite
 
-// Scheduled jobs (issue 17, h17-jobs). Each due time is claimed with an
-// update conditional on the next_fire_at_ms read, so two processes on one
-// file never both fire it: SQLite serialises their writes, and the second
-// one's update matches no row.
+// Scheduled jobs (issue 17, h17-jobs). Each due time is claimed inside a
+// write transaction, which SQLite runs one at a time across the processes
+// on the file, with an update conditional on the next_fire_at_ms read: a
+// second claimer reads the advanced time, and a claim based on a stale
+// read would match no row.
 
 import (
 	"context"

@@ -164,6 +164,31 @@ func testClaimDueJobs(t *testing.T, open Open) {
 	if got := claim(t, db, at(99000), time.Second); len(got) != 0 {
 		t.Fatalf("claim after the last fire = %+v, want none", got)
 	}
+
+	// The claim's update is conditional on the time it read: a next fire
+	// time moved after the read (here by the next callback itself, as
+	// another claimer would) is not claimed and not overwritten.
+	stale := sampleJob("job-stale", "stale", at(200000))
+	write(t, db, func(tx store.Tx) error { return tx.InsertJob(ctx, stale) })
+	var got2 []store.Job
+	write(t, db, func(tx store.Tx) error {
+		var err error
+		got2, err = tx.ClaimDueJobs(ctx, at(200000), func(j store.Job) time.Time {
+			moved := j
+			moved.NextFireAt = at(201000)
+			if err := tx.UpdateJob(ctx, moved, j.NextFireAt); err != nil {
+				t.Errorf("moving the next fire time: %v", err)
+			}
+			return at(300000)
+		})
+		return err
+	})
+	if len(got2) != 0 {
+		t.Fatalf("claimed %+v although its next fire time moved after the read", got2)
+	}
+	if j, _ := db.GetJob(ctx, "job-stale"); !j.NextFireAt.Equal(at(201000)) || j.FireCount != 0 {
+		t.Fatalf("after a refused claim next = %v, count %d; want the moved time and 0", j.NextFireAt, j.FireCount)
+	}
 }
 
 // testClaimDueJobsConcurrent has four claimers on two handles of one
