@@ -23,6 +23,7 @@ import "./settings/skills.css"; // h16-skills
 import "./settings/policy.css";
 import "./settings/memory.css";
 import "./settings/budgets.css";
+import "./settings/scheduled.css"; // h17-jobs
 
 const store = createStore();
 render(

@@ -19,6 +19,8 @@ import { SkillsPage } from "./Skills";
 import { ApprovalsPage } from "./Approvals";
 import { MemoryPage } from "./Memory";
 import { BudgetsPage } from "./Budgets";
+// Scheduled jobs (issue 17, h17-jobs).
+import { ScheduledPage } from "./Scheduled";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -88,5 +90,10 @@ export const sections: SettingsSection[] = [
   {
     id: "budgets", title: "Budgets", blurb: "Limits per day and per profile",
     shown: (s) => s.account.permissions.value.read, component: BudgetsPage,
+  },
+  // Scheduled jobs (h17-jobs): everyone who reads sees them.
+  {
+    id: "scheduled", title: "Scheduled", blurb: "Jobs that run on a schedule",
+    shown: (s) => s.account.permissions.value.read, component: ScheduledPage,
   },
 ];
