@@ -84,7 +84,7 @@ export function ScheduledPage() {
               <button class="btn btn-sm" data-testid="job-history" onClick={() => (open.value = open.value === j.id ? null : j.id)}>History</button>
               {perms.admin && <button class="btn btn-sm btn-danger" data-testid="job-delete" onClick={() => confirm(`Delete "${j.name}"?`) && void act(j, "delete")}>Delete</button>}
             </div>
-            {open.value === j.id && <JobHistory id={j.id} />}
+            {open.value === j.id && <JobHistory id={j.id} lastRun={j.last_run_id} />}
           </li>
         ))}
       </ul>
@@ -93,13 +93,15 @@ export function ScheduledPage() {
   );
 }
 
-function JobHistory(props: { id: string }) {
+// The history is read again when the job's last run changes (a fire, or
+// run now), so it does not lag the row above it.
+function JobHistory(props: { id: string; lastRun: string }) {
   const store = useStore();
   const view = useView();
   const runs = useSignal<JobRun[] | null>(null);
   useEffect(() => {
     void store.api.get<{ runs: JobRun[] }>(`/api/jobs/${props.id}/runs`).then((r) => r.ok && (runs.value = r.value.runs));
-  }, [props.id]);
+  }, [props.id, props.lastRun]);
   if (!runs.value) return null;
   if (runs.value.length === 0) return <p class="page-note">No run yet.</p>;
   return (
