@@ -8,16 +8,14 @@ import (
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/control"
-	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/schedule"
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
-// Sender queues runs: control.Service.
+// Sender queues runs in the caller's transaction: control.Service.
 type Sender interface {
-	CreateSession(ctx context.Context, in control.NewSession) (store.Session, error)
-	Send(ctx context.Context, sessionID string, m control.Message) (store.Run, error)
-	Cancel(ctx context.Context, runID string, by *event.Actor) (store.Run, error)
+	PrepareSession(ctx context.Context, in control.NewSession) (store.Session, error)
+	SendInTx(ctx context.Context, tx store.Tx, sessionID string, m control.Message) (store.Run, error)
 }
 
 // Config tunes a Scheduler; zero fields take the defaults.
@@ -78,34 +76,67 @@ func (s *Scheduler) Run(ctx context.Context) {
 const maxClaimsPerTick = 100
 
 // Tick claims every due time that has come and fires it. A job behind by
-// several due times (within Grace) fires each in turn.
+// several due times (within Grace) fires each in turn. A claim and the
+// runs it queues commit in one transaction: a process that dies between
+// them leaves neither, and another process claims the due time again.
 func (s *Scheduler) Tick(ctx context.Context) error {
 	for range maxClaimsPerTick {
 		now := s.cfg.Now().UTC()
 		var claimed []store.Job
+		var fired []fireLog
 		err := s.w.Do(ctx, func(tx store.Tx) error {
 			var err error
+			fired = fired[:0]
 			claimed, err = tx.ClaimDueJobs(ctx, now, func(j store.Job) time.Time { return s.after(j, now) })
-			return err
+			if err != nil {
+				return err
+			}
+			for _, j := range claimed {
+				due := j.NextFireAt
+				if s.missed(due, now) && j.Missed == MissedSkip {
+					fired = append(fired, fireLog{job: j.ID, due: due, skipped: "missed"})
+					continue
+				}
+				r, skipped, err := s.fireInTx(ctx, tx, j, due, false)
+				var ce *control.Error
+				if errors.As(err, &ce) {
+					// The job's settings no longer work (its workspace
+					// is gone, say): this due time is dropped, the claim
+					// stands, the other jobs fire.
+					fired = append(fired, fireLog{job: j.ID, due: due, err: err})
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				fired = append(fired, fireLog{job: j.ID, due: due, run: r.ID, skipped: skipped})
+			}
+			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("claim due jobs: %w", err)
 		}
+		for _, f := range fired {
+			switch {
+			case f.err != nil:
+				s.log.Warn("scheduled job: fire failed; this due time is dropped", "job", f.job, "due", f.due, "err", f.err)
+			case f.skipped != "":
+				s.log.Info("scheduled job: fire skipped", "job", f.job, "due", f.due, "why", f.skipped)
+			default:
+				s.log.Info("scheduled job fired", "job", f.job, "due", f.due, "run", f.run)
+			}
+		}
 		if len(claimed) == 0 {
 			return nil
 		}
-		for _, j := range claimed {
-			due := j.NextFireAt
-			if s.missed(due, now) && j.Missed == MissedSkip {
-				s.log.Info("scheduled job: missed fire skipped", "job", j.ID, "due", due)
-				continue
-			}
-			if _, err := s.fire(ctx, j, due, false); err != nil {
-				s.log.Warn("scheduled job: fire failed", "job", j.ID, "due", due, "err", err)
-			}
-		}
 	}
 	return nil
+}
+
+type fireLog struct {
+	job, run, skipped string
+	due               time.Time
+	err               error
 }
 
 func (s *Scheduler) missed(due, now time.Time) bool { return now.Sub(due) > s.cfg.Grace }
@@ -131,46 +162,52 @@ func (s *Scheduler) after(j store.Job, now time.Time) time.Time {
 // RunNow fires j at once, outside its schedule (its next fire time stays).
 // A busy last run is queued behind rather than skipped: a person asked.
 func (s *Scheduler) RunNow(ctx context.Context, j store.Job) (store.Run, error) {
-	return s.fire(ctx, j, s.cfg.Now().UTC(), true)
+	var r store.Run
+	err := s.w.Do(ctx, func(tx store.Tx) error {
+		var err error
+		r, _, err = s.fireInTx(ctx, tx, j, s.cfg.Now().UTC(), true)
+		return err
+	})
+	return r, err
 }
 
-// fire queues the run of one fire of j, in a new session or the job's
-// accumulating one, applying the overlap policy to its last run.
-func (s *Scheduler) fire(ctx context.Context, j store.Job, due time.Time, manual bool) (store.Run, error) {
+// fireInTx queues the run of one fire of j, in a new session or the job's
+// accumulating one, applying the overlap policy to its last run; skipped
+// says why it queued none.
+func (s *Scheduler) fireInTx(ctx context.Context, tx store.Tx, j store.Job, due time.Time, manual bool) (store.Run, string, error) {
 	if j.LastRunID != "" && j.LastRunStatus.Busy() {
 		switch {
 		case j.Overlap == OverlapSkip && !manual:
-			s.log.Info("scheduled job: last run still busy; fire skipped", "job", j.ID, "run", j.LastRunID, "due", due)
-			return store.Run{}, nil
+			return store.Run{}, "the last run " + j.LastRunID + " is still busy", nil
 		case j.Overlap == OverlapReplace:
-			if _, err := s.send.Cancel(ctx, j.LastRunID, nil); err != nil && !errors.Is(err, store.ErrNotFound) {
-				s.log.Warn("scheduled job: could not cancel the run it replaces", "job", j.ID, "run", j.LastRunID, "err", err)
+			err := control.CancelInTx(ctx, tx, j.LastRunID, "replaced by the next run of its scheduled job")
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return store.Run{}, "", err
 			}
 		}
 	}
 	sessionID := ""
 	if j.SessionPolicy == SessionAccumulate && j.SessionID != "" {
-		if _, err := s.st.GetSession(ctx, j.SessionID); err == nil {
+		if _, err := tx.GetSession(ctx, j.SessionID); err == nil {
 			sessionID = j.SessionID
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return store.Run{}, "", err
 		}
 	}
 	if sessionID == "" {
-		sess, err := s.send.CreateSession(ctx, control.NewSession{Title: j.Name, Workspace: j.Workspace, ProfileID: j.ProfileID})
+		sess, err := s.send.PrepareSession(ctx, control.NewSession{Title: j.Name, Workspace: j.Workspace, ProfileID: j.ProfileID})
 		if err != nil {
-			return store.Run{}, fmt.Errorf("job %s: session: %w", j.ID, err)
+			return store.Run{}, "", err
+		}
+		if err := control.InsertSessionInTx(ctx, tx, sess); err != nil {
+			return store.Run{}, "", err
 		}
 		sessionID = sess.ID
 	}
-	r, err := s.send.Send(ctx, sessionID, control.Message{Content: j.Prompt, IfBusy: control.IfBusyEnqueue, JobID: j.ID})
+	r, err := s.send.SendInTx(ctx, tx, sessionID, control.Message{Content: j.Prompt, IfBusy: control.IfBusyEnqueue, JobID: j.ID})
 	if err != nil {
-		return store.Run{}, fmt.Errorf("job %s: send: %w", j.ID, err)
+		return store.Run{}, "", err
 	}
-	err = s.w.Do(ctx, func(tx store.Tx) error {
-		return tx.RecordJobRun(ctx, store.JobRun{JobID: j.ID, RunID: r.ID, SessionID: sessionID, FireAt: due, Manual: manual})
-	})
-	if err != nil {
-		return r, fmt.Errorf("job %s: record run %s: %w", j.ID, r.ID, err)
-	}
-	s.log.Info("scheduled job fired", "job", j.ID, "run", r.ID, "session", sessionID, "due", due, "manual", manual)
-	return r, nil
+	err = tx.RecordJobRun(ctx, store.JobRun{JobID: j.ID, RunID: r.ID, SessionID: sessionID, FireAt: due, Manual: manual})
+	return r, "", err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -283,5 +284,32 @@ func TestApplyRejects(t *testing.T) {
 				t.Fatalf("New = %v, want code %s", err, tc.code)
 			}
 		})
+	}
+}
+
+// A job whose settings no longer work (its workspace was removed) drops
+// its due time without a run; the claim stands and other jobs still fire
+// in the same tick.
+func TestBrokenJobDropsItsFireOnly(t *testing.T) {
+	e := newEnv(t)
+	ws := t.TempDir()
+	if err := e.svc.AllowWorkspaces([]string{filepath.Dir(ws)}); err != nil {
+		t.Fatal(err)
+	}
+	broken := e.job(jobs.Input{Name: ptr("broken"), Workspace: ptr(ws), ScheduleKind: ptr("interval"), ScheduleExpr: ptr("every 1s")})
+	fine := e.job(jobs.Input{Name: ptr("fine"), ScheduleKind: ptr("interval"), ScheduleExpr: ptr("every 1s")})
+	if err := os.Remove(ws); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Add(time.Second)
+	e.tick()
+	if n := len(e.history(broken.ID)); n != 0 {
+		t.Fatalf("broken job: %d runs", n)
+	}
+	if n := len(e.history(fine.ID)); n != 1 {
+		t.Fatalf("fine job: %d runs, want 1", n)
+	}
+	if j, _ := e.st.GetJob(e.ctx, broken.ID); !j.NextFireAt.Equal(t0.Add(2*time.Second)) || j.FireCount != 1 {
+		t.Fatalf("broken job after the tick: next %v count %d; want its claim to stand", j.NextFireAt, j.FireCount)
 	}
 }
