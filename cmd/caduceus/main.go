@@ -15,6 +15,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	// Scheduled jobs name IANA time zones; the binary carries the zone
+	// database so they do not depend on the host having one.
+	_ "time/tzdata"
 
 	"github.com/caduceus-dev/caduceus/internal/app"
 	"github.com/caduceus-dev/caduceus/internal/config"

@@ -135,6 +135,9 @@ type Options struct {
 	// test deliveries; nil answers the test route 503.
 	HookKeys func(create bool) (*secretbox.Box, error)
 	Hooks    *hook.Deliverer
+	// Jobs (h17-jobs) creates, changes and fires scheduled jobs; nil
+	// answers those routes 503 jobs_unavailable (listing still works).
+	Jobs Jobs
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -385,6 +388,17 @@ func (a *API) routes() []route {
 		{"GET /api/triggers/{id}", a.getTrigger},
 		{"PATCH /api/triggers/{id}", a.patchTrigger},
 		{"DELETE /api/triggers/{id}", a.deleteTrigger},
+		// Scheduled jobs (h17-jobs, jobs.go).
+		{"GET /api/jobs", a.listJobs},
+		{"POST /api/jobs", a.createJob},
+		{"GET /api/jobs/{id}", a.getJob},
+		{"PATCH /api/jobs/{id}", a.patchJob},
+		{"DELETE /api/jobs/{id}", a.deleteJob},
+		{"POST /api/jobs/{id}/run", a.runJob},
+		{"POST /api/jobs/{id}/pause", a.pauseJob},
+		{"POST /api/jobs/{id}/resume", a.resumeJob},
+		{"GET /api/jobs/{id}/runs", a.listJobRuns},
+		{"GET /api/schedules/preview", a.previewSchedule},
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/identity"
+	"github.com/caduceus-dev/caduceus/internal/jobs"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/journal/journaltest"
 	"github.com/caduceus-dev/caduceus/internal/models"
@@ -56,6 +57,7 @@ type env struct {
 }
 
 type envConfig struct {
+	jobs      bool         // a scheduler answers the jobs routes (h17-jobs)
 	script    *demo.Script // a runner executes runs with this script
 	heartbeat time.Duration
 	lease     time.Duration
@@ -166,6 +168,9 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	}
 	for _, o := range cfg.options {
 		o(&aopt)
+	}
+	if cfg.jobs {
+		aopt.Jobs = jobs.NewScheduler(st, w, svc, jobs.Config{}, log)
 	}
 	a := api.New(st, svc, hub, api.Info{Version: "test", SchemaVersion: sqlite.SchemaVersion, DefaultModel: reg.Default(),
 		Demo: reg.DemoOnly(), RunnerMode: "inprocess"}, aopt, log)

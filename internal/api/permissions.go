@@ -217,6 +217,19 @@ var routePerms = map[string]perm{
 	"GET /api/triggers/{id}":            permRead,
 	"PATCH /api/triggers/{id}":          permAdmin,
 	"DELETE /api/triggers/{id}":         permAdmin,
+	// Scheduled jobs (h17-jobs): a job starts runs unattended with a
+	// profile, so defining one configures the server; firing, pausing and
+	// resuming one is operating it.
+	"GET /api/jobs":              permRead,
+	"POST /api/jobs":             permAdmin,
+	"GET /api/jobs/{id}":         permRead,
+	"PATCH /api/jobs/{id}":       permAdmin,
+	"DELETE /api/jobs/{id}":      permAdmin,
+	"POST /api/jobs/{id}/run":    permOperate,
+	"POST /api/jobs/{id}/pause":  permOperate,
+	"POST /api/jobs/{id}/resume": permOperate,
+	"GET /api/jobs/{id}/runs":    permRead,
+	"GET /api/schedules/preview": permRead,
 }
 
 // permitted checks the request's principal against the route's entry and

@@ -27,6 +27,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/id"
 	"github.com/caduceus-dev/caduceus/internal/identity"
+	"github.com/caduceus-dev/caduceus/internal/jobs"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/logring"
 	"github.com/caduceus-dev/caduceus/internal/memory"
@@ -79,6 +80,9 @@ type App struct {
 	// hooks delivers outgoing webhooks (issue 17, h17-hooks); the web
 	// tier's, nil for a runner process.
 	hooks *hook.Deliverer
+	// jobs fires scheduled jobs (h17-jobs); its loop runs in a process
+	// that runs runs, and the API's "run now" uses it everywhere.
+	jobs *jobs.Scheduler
 }
 
 // waker carries "look at the journal now" to the other processes: the
@@ -242,6 +246,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			a.close()
 			return nil, err
 		}
+		// A runner process queues its scheduled jobs' runs itself
+		// (h17-jobs), through a control service of its own.
+		jsvc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
+		if len(cfg.WorkspaceRoots) > 0 {
+			if err := jsvc.AllowWorkspaces(cfg.WorkspaceRoots); err != nil {
+				a.close()
+				return nil, err
+			}
+		}
+		a.jobs = jobs.NewScheduler(st, a.w, jsvc, jobs.Config{}, log)
 		return a, nil
 	}
 	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
@@ -250,6 +264,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	toolSpecs := tool.Builtin(tool.Config{}).Specs()
 	svc.KnowTools(toolNames(toolSpecs))
 	a.control = svc
+	a.jobs = jobs.NewScheduler(st, a.w, svc, jobs.Config{}, log)
 	a.applySettings(a.settings.Settings().Effective)
 	if len(cfg.WorkspaceRoots) > 0 {
 		if err := svc.AllowWorkspaces(cfg.WorkspaceRoots); err != nil {
@@ -270,7 +285,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),
 		Tools: toolSpecs, Processes: consoleProcesses(a.procs), ProcessRecords: consoleRecords(procReg), Logs: logs,
 		Settings: a.settings, Skills: skills, ApprovalMode: cfg.ApprovalMode,
-		HookKeys: keys, Hooks: a.hooks}, log)
+		HookKeys: keys, Hooks: a.hooks, Jobs: a.jobs}, log)
 	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
@@ -444,6 +459,15 @@ func (a *App) Run(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			a.hooks.Send(hubCtx)
+		}()
+	}
+	// Scheduled jobs (h17-jobs) fire in every process that runs runs; the
+	// store makes each due time fire once among them.
+	if a.runner != nil && a.jobs != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.jobs.Run(runCtx)
 		}()
 	}
 	runnerDone := make(chan struct{})

@@ -121,6 +121,18 @@ type NewSession struct {
 
 // CreateSession creates an empty session.
 func (s *Service) CreateSession(ctx context.Context, in NewSession) (store.Session, error) {
+	sess, err := s.PrepareSession(ctx, in)
+	if err != nil {
+		return store.Session{}, err
+	}
+	err = s.w.Do(ctx, func(tx store.Tx) error { return InsertSessionInTx(ctx, tx, sess) })
+	return sess, err
+}
+
+// PrepareSession checks in and makes the session CreateSession would
+// insert, writing nothing (h17-jobs: a scheduled job inserts it in the
+// transaction that claims its fire, with InsertSessionInTx).
+func (s *Service) PrepareSession(ctx context.Context, in NewSession) (store.Session, error) {
 	title, err := cleanTitle(in.Title)
 	if err != nil {
 		return store.Session{}, err
@@ -145,15 +157,18 @@ func (s *Service) CreateSession(ctx context.Context, in NewSession) (store.Sessi
 	}
 	now := time.Now().UTC()
 	sess := store.Session{ID: id.New("ses"), Title: title, Workspace: ws, Model: strings.TrimSpace(in.Model), CreatedAt: now, UpdatedAt: now, ProjectID: in.ProjectID, ProfileID: prof.ID}
-	err = s.w.Do(ctx, func(tx store.Tx) error {
-		if err := tx.InsertSession(ctx, sess); err != nil {
-			return err
-		}
-		_, err := tx.AppendEvents(ctx, "", event.Draft{SessionID: sess.ID, Type: event.SessionCreated,
-			Payload: event.SessionCreatedPayload{Session: SessionInfo(sess)}})
+	return sess, nil
+}
+
+// InsertSessionInTx inserts a session PrepareSession made and announces
+// it (session.created).
+func InsertSessionInTx(ctx context.Context, tx store.Tx, sess store.Session) error {
+	if err := tx.InsertSession(ctx, sess); err != nil {
 		return err
-	})
-	return sess, err
+	}
+	_, err := tx.AppendEvents(ctx, "", event.Draft{SessionID: sess.ID, Type: event.SessionCreated,
+		Payload: event.SessionCreatedPayload{Session: SessionInfo(sess)}})
+	return err
 }
 
 // SessionInfo is the session as session.created announces it.
@@ -323,6 +338,9 @@ type Message struct {
 	// WebhookURL (h17-hooks) is told of the queued run's end; the caller
 	// checked it. A steered message queues no run and keeps none.
 	WebhookURL string
+	// JobID (h17-jobs) is the scheduled job sending the message; run.queued
+	// records it.
+	JobID string
 }
 
 // MaxAttachments bounds the attachments of one message.
@@ -344,18 +362,20 @@ func (s *Service) Deliver(ctx context.Context, sessionID string, m Message) (sto
 	return out, steered, err
 }
 
-func (s *Service) deliver(ctx context.Context, sessionID string, m Message, steered *bool) (store.Run, error) {
+// checkMessage refuses a message Send would refuse before reading
+// anything, and fills IfBusy's default.
+func checkMessage(m *Message) error {
 	if strings.TrimSpace(m.Content) == "" && len(m.Attachments) == 0 {
-		return store.Run{}, errorf(CodeInvalidInput, "content must not be empty")
+		return errorf(CodeInvalidInput, "content must not be empty")
 	}
 	if len(m.Attachments) > MaxAttachments {
-		return store.Run{}, errorf(CodeInvalidInput, "a message carries at most %d attachments", MaxAttachments)
+		return errorf(CodeInvalidInput, "a message carries at most %d attachments", MaxAttachments)
 	}
 	if len(m.Content) > MaxMessageBytes || !utf8.ValidString(m.Content) {
-		return store.Run{}, errorf(CodeInvalidInput, "content must be UTF-8 text of at most %d bytes", MaxMessageBytes)
+		return errorf(CodeInvalidInput, "content must be UTF-8 text of at most %d bytes", MaxMessageBytes)
 	}
 	if err := checkExpiresIn(m.ExpiresIn); err != nil {
-		return store.Run{}, err
+		return err
 	}
 	switch m.IfBusy {
 	case "":
@@ -363,89 +383,110 @@ func (s *Service) deliver(ctx context.Context, sessionID string, m Message, stee
 	case IfBusyEnqueue, IfBusyInterrupt, IfBusyReject:
 	case IfBusySteer:
 		if len(m.Attachments) > 0 {
-			return store.Run{}, errorf(CodeInvalidInput, "a steer carries text only; send attachments as a message")
+			return errorf(CodeInvalidInput, "a steer carries text only; send attachments as a message")
 		}
 	default:
-		return store.Run{}, errorf(CodeInvalidInput, "if_busy must be one of enqueue, interrupt, reject, steer")
+		return errorf(CodeInvalidInput, "if_busy must be one of enqueue, interrupt, reject, steer")
+	}
+	return nil
+}
+
+func (s *Service) deliver(ctx context.Context, sessionID string, m Message, steered *bool) (store.Run, error) {
+	if err := checkMessage(&m); err != nil {
+		return store.Run{}, err
 	}
 	var out store.Run
 	err := s.w.Do(ctx, func(tx store.Tx) error {
-		sess, err := tx.GetSession(ctx, sessionID)
-		if err != nil {
-			return err
-		}
-		runs, err := tx.SessionRuns(ctx, sessionID)
-		if err != nil {
-			return err
-		}
-		now := time.Now().UTC()
-		if m.IfBusy == IfBusySteer {
-			if target, ok := steerTarget(runs); ok {
-				if err := steerInTx(ctx, tx, target, m, now); err != nil {
-					return err
-				}
-				*steered = true
-				out = target
-				return nil
-			}
-		}
-		priority := 0
-		for _, r := range runs {
-			if !r.Status.Busy() {
-				continue
-			}
-			switch m.IfBusy {
-			case IfBusyReject:
-				return &Error{Code: CodeSessionBusy, Message: "the session has a run in progress",
-					Details: map[string]any{"run_id": r.ID, "status": r.Status}}
-			case IfBusyInterrupt:
-				priority = 1
-				if r.Status != run.Queued {
-					if err := cancelInTx(ctx, tx, r, now, "interrupted by a new message", m.By); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		model := m.Model
-		if model == "" {
-			model = sess.Model
-		}
-		r := store.Run{ID: id.New("run"), SessionID: sessionID, Status: run.Queued, Input: m.Content,
-			Model: model, Priority: priority, CreatedAt: now, MaxRetries: s.retryPolicy().Max, RetryBackoff: s.retryPolicy().Backoff}
-		if m.ExpiresIn > 0 {
-			r.ExpiresAt = now.Add(m.ExpiresIn)
-		}
-		if err := tx.InsertRun(ctx, r); err != nil {
-			return err
-		}
-		if m.WebhookURL != "" { // in the run's transaction: its end cannot come first
-			if err := tx.PutRunWebhook(ctx, r.ID, m.WebhookURL); err != nil {
-				return err
-			}
-		}
-		drafts := []event.Draft{
-			{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued, Payload: event.RunQueuedPayload{Input: m.Content, Model: model, IfBusy: m.IfBusy, TraceParent: m.TraceParent, By: m.By}},
-			{RunID: r.ID, SessionID: sessionID, Type: event.MessageUser, Payload: event.MessageUserPayload{MessageID: id.New("msg"), Content: m.Content, By: m.By, Attachments: m.Attachments}},
-		}
-		if sess.Title == "" {
-			sess.Title = titleFrom(m.Content)
-			if sess.Title == "" && len(m.Attachments) > 0 {
-				sess.Title = titleFrom(m.Attachments[0].Name)
-			}
-			drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: sessionID, Type: event.TitleUpdated, Payload: event.TitlePayload{Title: sess.Title}})
-		}
-		if _, err := tx.AppendEvents(ctx, "", drafts...); err != nil {
-			return err
-		}
-		sess.UpdatedAt = now
-		if err := tx.UpdateSession(ctx, sess); err != nil {
-			return err
-		}
-		out, err = tx.GetRun(ctx, r.ID)
+		var err error
+		out, err = s.deliverInTx(ctx, tx, sessionID, m, steered)
 		return err
 	})
 	return out, err
+}
+
+// SendInTx is Send in the caller's transaction (h17-jobs: a scheduled
+// job's claim and the run it queues commit together).
+func (s *Service) SendInTx(ctx context.Context, tx store.Tx, sessionID string, m Message) (store.Run, error) {
+	if err := checkMessage(&m); err != nil {
+		return store.Run{}, err
+	}
+	var steered bool
+	return s.deliverInTx(ctx, tx, sessionID, m, &steered)
+}
+
+func (s *Service) deliverInTx(ctx context.Context, tx store.Tx, sessionID string, m Message, steered *bool) (store.Run, error) {
+	sess, err := tx.GetSession(ctx, sessionID)
+	if err != nil {
+		return store.Run{}, err
+	}
+	runs, err := tx.SessionRuns(ctx, sessionID)
+	if err != nil {
+		return store.Run{}, err
+	}
+	now := time.Now().UTC()
+	if m.IfBusy == IfBusySteer {
+		if target, ok := steerTarget(runs); ok {
+			if err := steerInTx(ctx, tx, target, m, now); err != nil {
+				return store.Run{}, err
+			}
+			*steered = true
+			return target, nil
+		}
+	}
+	priority := 0
+	for _, r := range runs {
+		if !r.Status.Busy() {
+			continue
+		}
+		switch m.IfBusy {
+		case IfBusyReject:
+			return store.Run{}, &Error{Code: CodeSessionBusy, Message: "the session has a run in progress",
+				Details: map[string]any{"run_id": r.ID, "status": r.Status}}
+		case IfBusyInterrupt:
+			priority = 1
+			if r.Status != run.Queued {
+				if err := cancelInTx(ctx, tx, r, now, "interrupted by a new message", m.By); err != nil {
+					return store.Run{}, err
+				}
+			}
+		}
+	}
+	model := m.Model
+	if model == "" {
+		model = sess.Model
+	}
+	r := store.Run{ID: id.New("run"), SessionID: sessionID, Status: run.Queued, Input: m.Content,
+		Model: model, Priority: priority, CreatedAt: now, MaxRetries: s.retryPolicy().Max, RetryBackoff: s.retryPolicy().Backoff}
+	if m.ExpiresIn > 0 {
+		r.ExpiresAt = now.Add(m.ExpiresIn)
+	}
+	if err := tx.InsertRun(ctx, r); err != nil {
+		return store.Run{}, err
+	}
+	if m.WebhookURL != "" { // in the run's transaction: its end cannot come first
+		if err := tx.PutRunWebhook(ctx, r.ID, m.WebhookURL); err != nil {
+			return store.Run{}, err
+		}
+	}
+	drafts := []event.Draft{
+		{RunID: r.ID, SessionID: sessionID, Type: event.RunQueued, Payload: event.RunQueuedPayload{Input: m.Content, Model: model, IfBusy: m.IfBusy, TraceParent: m.TraceParent, By: m.By, JobID: m.JobID}},
+		{RunID: r.ID, SessionID: sessionID, Type: event.MessageUser, Payload: event.MessageUserPayload{MessageID: id.New("msg"), Content: m.Content, By: m.By, Attachments: m.Attachments}},
+	}
+	if sess.Title == "" {
+		sess.Title = titleFrom(m.Content)
+		if sess.Title == "" && len(m.Attachments) > 0 {
+			sess.Title = titleFrom(m.Attachments[0].Name)
+		}
+		drafts = append(drafts, event.Draft{RunID: r.ID, SessionID: sessionID, Type: event.TitleUpdated, Payload: event.TitlePayload{Title: sess.Title}})
+	}
+	if _, err := tx.AppendEvents(ctx, "", drafts...); err != nil {
+		return store.Run{}, err
+	}
+	sess.UpdatedAt = now
+	if err := tx.UpdateSession(ctx, sess); err != nil {
+		return store.Run{}, err
+	}
+	return tx.GetRun(ctx, r.ID)
 }
 
 // RunKindCompact marks a run that only compacts the session's context.
@@ -516,6 +557,16 @@ func (s *Service) Cancel(ctx context.Context, runID string, by *event.Actor) (st
 		return err
 	})
 	return out, err
+}
+
+// CancelInTx cancels a run in the caller's transaction with reason
+// (h17-jobs: a scheduled job's fire replacing its busy last run).
+func CancelInTx(ctx context.Context, tx store.Tx, runID, reason string) error {
+	r, err := tx.GetRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	return cancelInTx(ctx, tx, r, time.Now().UTC(), reason, nil)
 }
 
 // cancelInTx records a cancel intent. A run no live runner holds is finished

@@ -39,6 +39,9 @@ type RunQueuedPayload struct {
 	// an edit of its message): it hangs from that run's parent instead of
 	// following the conversation's current end (issue 15).
 	VersionOf string `json:"version_of,omitempty"`
+	// JobID names the scheduled job whose fire queued the run (issue 17,
+	// h17-jobs), so a job's history can be read from the journal.
+	JobID string `json:"job_id,omitempty"`
 }
 
 // VersionSelectedPayload is the payload of version.selected: the run

@@ -464,6 +464,13 @@ type Reader interface {
 	ListTriggers(ctx context.Context) ([]Trigger, error)
 	// RunWebhook is the webhook_url a run was queued with ("" for none).
 	RunWebhook(ctx context.Context, runID string) (string, error)
+	// Scheduled jobs (issue 17, h17-jobs). GetJob finds a job (ErrNotFound);
+	// ListJobs lists every job by name, then id. LastRunStatus is read from
+	// the job's last run. JobRuns lists the runs a job started, newest
+	// first, at most limit.
+	GetJob(ctx context.Context, id string) (Job, error)
+	ListJobs(ctx context.Context) ([]Job, error)
+	JobRuns(ctx context.Context, jobID string, limit int) ([]JobRun, error)
 }
 
 // DecisionQuery selects approval.decided events (h16-policy). Every field
@@ -647,6 +654,69 @@ type Tx interface {
 	SeeTriggerSignature(ctx context.Context, triggerID, signature string, at, forgetBefore time.Time) (fresh bool, err error)
 	// PutRunWebhook keeps the webhook_url a run is queued with.
 	PutRunWebhook(ctx context.Context, runID, url string) error
+	// Scheduled jobs (issue 17, h17-jobs). InsertJob stores a new job;
+	// UpdateJob writes every field but ID, CreatedAt, FireCount, LastRunID
+	// and SessionID if the stored NextFireAt is still readNext, the one the
+	// caller read (else ErrConflict: a claim moved it, and writing the old
+	// time back would fire a due time twice); ErrNotFound when unknown.
+	// DeleteJob removes a job and its run history (ErrNotFound when
+	// unknown).
+	InsertJob(ctx context.Context, j Job) error
+	UpdateJob(ctx context.Context, j Job, readNext time.Time) error
+	DeleteJob(ctx context.Context, id string) error
+	// ClaimDueJobs claims every enabled job whose NextFireAt is set and
+	// not after now: for each it moves NextFireAt to next(job) (zero: no
+	// further fire) and counts the fire, with an update conditional on the
+	// NextFireAt it read, so that of several processes claiming at once
+	// exactly one gets each due time. It returns the jobs claimed, each
+	// with NextFireAt still the due time claimed.
+	ClaimDueJobs(ctx context.Context, now time.Time, next func(Job) time.Time) ([]Job, error)
+	// RecordJobRun notes that a job's fire at fireAt started runID in
+	// sessionID: the job's last run (and its session, which an
+	// accumulating job reuses) and a row of its history.
+	RecordJobRun(ctx context.Context, r JobRun) error
+}
+
+// Job is a scheduled job (issue 17, h17-jobs): a prompt sent on a
+// schedule.
+type Job struct {
+	ID        string
+	Name      string
+	Prompt    string
+	ProfileID string
+	Workspace string
+	// Schedule: kind cron|interval|once (internal/schedule), its
+	// expression and the IANA zone of a cron expression.
+	ScheduleKind string
+	ScheduleExpr string
+	TZ           string
+	Enabled      bool
+	RepeatLimit  int // fires allowed in all (0: no limit)
+	FireCount    int // fires so far
+	// Overlap is skip|queue|replace: what a fire does while the last run
+	// is still busy. Missed is skip|once: what a process does with fire
+	// times missed while nothing ran. SessionPolicy is new|accumulate;
+	// SessionID is the accumulating session once it exists.
+	Overlap       string
+	Missed        string
+	SessionPolicy string
+	SessionID     string
+	RunExpiry     time.Duration // 0: none
+	NextFireAt    time.Time     // zero: no further fire
+	LastRunID     string
+	LastRunStatus run.Status // read from the run; "" when none
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// JobRun is one run a job started (h17-jobs). FireAt is the due time the
+// run is for; a run started by hand has Manual set.
+type JobRun struct {
+	JobID     string
+	RunID     string
+	SessionID string
+	FireAt    time.Time
+	Manual    bool
 }
 
 // Budget is the limits of one scope's target (h16-budgets): a run, a

@@ -24,6 +24,7 @@ import "./settings/policy.css";
 import "./settings/memory.css";
 import "./settings/budgets.css";
 import "./settings/hooks.css"; // h17-hooks
+import "./settings/scheduled.css"; // h17-jobs
 
 const store = createStore();
 render(

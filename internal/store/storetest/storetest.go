@@ -101,6 +101,10 @@ func Run(t *testing.T, open Open) {
 		{"Deliveries", testDeliveries},
 		{"Triggers", testTriggers},
 		{"RunWebhooks", testRunWebhooks},
+		// Scheduled jobs (issue 17, h17-jobs).
+		{"JobsCRUD", testJobsCRUD},
+		{"ClaimDueJobs", testClaimDueJobs},
+		{"ClaimDueJobsConcurrent", testClaimDueJobsConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -21,6 +21,8 @@ import { MemoryPage } from "./Memory";
 import { BudgetsPage } from "./Budgets";
 // Webhooks and triggers (issue 17, h17-hooks).
 import { WebhooksPage, TriggersPage } from "./Hooks";
+// Scheduled jobs (issue 17, h17-jobs).
+import { ScheduledPage } from "./Scheduled";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -100,5 +102,10 @@ export const sections: SettingsSection[] = [
   {
     id: "triggers", title: "Triggers", blurb: "Let other systems start runs",
     shown: (s) => s.account.permissions.value.read, component: TriggersPage,
+  },
+  // Scheduled jobs (h17-jobs): everyone who reads sees them.
+  {
+    id: "scheduled", title: "Scheduled", blurb: "Jobs that run on a schedule",
+    shown: (s) => s.account.permissions.value.read, component: ScheduledPage,
   },
 ];
