@@ -47,6 +47,9 @@ func TestUIApprovalPolicy(t *testing.T) {
 	b.waitVisible(mode)
 	eval[bool](b, "(() => { const s = "+q(mode)+"; s.value = 'manual'; return s.dispatchEvent(new Event('change', {bubbles: true})); })()")
 	b.waitJS("the mode stored", `(async () => (await (await fetch('/api/profiles')).json()).profiles[0].approval_mode === 'manual')()`)
+	// The page has its answer (it reloaded the modes) before the reload,
+	// which would otherwise cancel the request it still waits on.
+	b.waitJS("the page's PATCH answered", `performance.getEntriesByType('resource').some(e => /\/api\/profiles\/prf_[^/]+$/.test(new URL(e.name).pathname) && e.responseEnd > 0)`)
 	b.must("reload", chromedp.Reload())
 	b.waitMounted()
 	b.waitJS("the mode shown after a reload", q(mode)+" && "+q(mode)+".value === 'manual'")

@@ -75,7 +75,10 @@ func TestJSONLogsParseAndHoldNoSecret(t *testing.T) {
 		}
 		msgs = append(msgs, line["msg"].(string))
 	}
-	if len(msgs) < 3 { // ours and at least one of the server's own
+	// Ours, at least; the server's own lines (the runner stopping, ...)
+	// are checked too when a loaded machine let them come before the
+	// stop.
+	if len(msgs) < 2 {
 		t.Fatalf("too few lines to prove anything: %q", msgs)
 	}
 	for _, s := range []string{key, tok, key[8:20], tok[8:20]} {
