@@ -53,4 +53,22 @@ func TestUIScheduledJobs(t *testing.T) {
 	if n := b.count("[data-testid=job-row]"); n != 2 {
 		t.Fatalf("%d job rows, want 2", n)
 	}
+
+	dir := screenshotDir(t)
+	for _, w := range []struct {
+		name string
+		w, h int
+	}{{"desktop", 1280, 800}, {"phone", 375, 812}} {
+		p := openBrowser(t, s, withWindow(w.w, w.h))
+		for _, scheme := range []string{"light", "dark"} {
+			p.setColorScheme(scheme)
+			p.navigate("/#settings/scheduled")
+			p.waitVisible("[data-testid=job-row][data-name='Nightly']")
+			p.frames(3)
+			t.Logf("screenshot: %s", p.screenshot(dir, "scheduled-"+w.name+"-"+scheme))
+			if sw := eval[[]int](p, "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"); sw[0] > sw[1] {
+				t.Errorf("%s %s: the page scrolls sideways (%d px in %d)", w.name, scheme, sw[0], sw[1])
+			}
+		}
+	}
 }
