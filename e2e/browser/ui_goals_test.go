@@ -91,6 +91,9 @@ func TestUISteer(t *testing.T) {
 	b.navigate("/")
 	sid := b.newSessionUI()
 	b.sendMessage("format the files")
+	// Steer once the command runs: a steer sent before the model's first
+	// step reaches it with the prompt, and no command runs at all.
+	b.waitVisible("[data-testid=item][data-kind=tool_call]")
 	b.waitVisible("[data-testid=steer]")
 	b.typeInto(composerSel, "use tabs, not spaces")
 	b.click("[data-testid=steer]")
