@@ -52,7 +52,9 @@ func TestTranscriptEventsEndTogether(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	d := func(typ event.Type, p any) event.Draft { return event.Draft{RunID: rid, SessionID: sid, Type: typ, Payload: p} }
+	d := func(typ event.Type, p any) event.Draft {
+		return event.Draft{RunID: rid, SessionID: sid, Type: typ, Payload: p}
+	}
 	write(d(event.RunStarted, event.RunStartedPayload{RunnerID: fence, Attempt: 1, Model: "m"}),
 		d(event.MessageDelta, event.DeltaPayload{ID: "m1", TurnID: "t1", Delta: "Hel"}))
 
