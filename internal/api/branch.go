@@ -64,11 +64,12 @@ func (a *API) branchSession(w http.ResponseWriter, r *http.Request) {
 // sessionItems folds a session's whole transcript, a branch's inherited
 // part first, as GET messages serves it.
 func (a *API) sessionItems(ctx context.Context, s store.Session) ([]transcript.Item, error) {
-	runs, err := a.st.SessionRunStates(ctx, s.ID)
+	evs, _, err := a.transcriptEvents(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
-	evs, err := a.transcriptEvents(ctx, s.ID, runs)
+	// Read after the events: every run they hold is listed.
+	runs, err := a.st.SessionRunStates(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}

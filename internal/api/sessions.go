@@ -232,19 +232,7 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	// The cursor is read first: events committed after it are both in the
-	// transcript and on the stream, and the client drops what it has seen.
-	cursor, err := a.st.LastEventID(r.Context())
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	runs, err := a.st.SessionRunStates(r.Context(), sid)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	evs, err := a.transcriptEvents(r.Context(), sid, runs)
+	evs, last, err := a.transcriptEvents(r.Context(), sid)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -268,10 +256,6 @@ func (a *API) listMessages(w http.ResponseWriter, r *http.Request) {
 	tree.MarkVersions(snap.Items)
 	if snap.Items == nil {
 		snap.Items = []transcript.Item{}
-	}
-	last := cursor
-	if n := len(evs); n > 0 && evs[n-1].ID > last {
-		last = evs[n-1].ID
 	}
 	var undone any
 	if u := tree.LastUndo; u != nil {
@@ -388,25 +372,48 @@ func (a *API) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 // the whole text, so fragments are read only for runs still going: a
 // 2,000-message session then reads thousands of events, not hundreds of
 // thousands.
-func (a *API) transcriptEvents(ctx context.Context, sid string, runs []store.RunState) ([]event.Event, error) {
+func (a *API) transcriptEvents(ctx context.Context, sid string) ([]event.Event, int64, error) {
+	// The cursor is read first: every event up to it is committed, so
+	// the session's events read next hold all of them.
+	last, err := a.st.LastEventID(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
 	deltas := []event.Type{event.MessageDelta, event.ReasoningDelta}
 	evs, err := a.st.Events(ctx, store.EventQuery{SessionID: sid, NotTypes: deltas, Fold: true})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	merged := false
-	for _, ru := range runs {
-		if ru.Status.Terminal() {
+	if n := len(evs); n > 0 && evs[n-1].ID > last {
+		last = evs[n-1].ID
+	}
+	// The client resumes its stream after last, so what is added must end
+	// there too: a fragment read later would carry the cursor past events
+	// it never saw (a run.done, an answer's message.done). Which runs were
+	// unfinished is judged at last as well, from the events themselves.
+	open := map[string]bool{} // run → unfinished at last; run.done is final
+	for _, ev := range evs {
+		if ev.RunID == "" {
 			continue
 		}
-		more, err := a.st.Events(ctx, store.EventQuery{RunID: ru.ID, Types: deltas, Fold: true})
-		if err != nil {
-			return nil, err
+		if u, ok := open[ev.RunID]; !ok || u {
+			open[ev.RunID] = !event.IsTerminal(ev.Type)
 		}
+	}
+	merged := false
+	for id, unfinished := range open {
+		if !unfinished {
+			continue
+		}
+		more, err := a.st.Events(ctx, store.EventQuery{RunID: id, Types: deltas, Fold: true})
+		if err != nil {
+			return nil, 0, err
+		}
+		more = slices.DeleteFunc(more, func(ev event.Event) bool { return ev.ID > last })
 		evs, merged = append(evs, more...), merged || len(more) > 0
 	}
 	if merged {
 		slices.SortFunc(evs, func(x, y event.Event) int { return cmp.Compare(x.ID, y.ID) })
 	}
-	return evs, nil
+	return evs, last, nil
 }
