@@ -14,10 +14,22 @@ import (
 )
 
 // runView renders ru. q is the waiting work, read once per request when
-// several runs are rendered; nil reads it when ru waits.
-func (a *API) runView(r *http.Request, ru store.Run, q *queue) (runView, error) {
+// several runs are rendered; nil reads it when ru waits. asOf is the
+// journal's cursor read before ru was, or 0.
+//
+// The view's last_event_id says which of the run's events it reflects,
+// and a client skips those: it must not run ahead of ru. A cursor read
+// after a "running" row that takes in the run's run.done left the run
+// running in the browser (TestUIVersions). So the cursor is capped at
+// asOf, or, without one, ru is read again after the cursor.
+func (a *API) runView(r *http.Request, ru store.Run, q *queue, asOf int64) (runView, error) {
 	cursor, err := a.st.RunCursor(r.Context(), ru.ID)
 	if err != nil {
+		return runView{}, err
+	}
+	if asOf > 0 {
+		cursor = min(cursor, asOf)
+	} else if ru, err = a.st.GetRun(r.Context(), ru.ID); err != nil {
 		return runView{}, err
 	}
 	var pending []string
@@ -72,7 +84,7 @@ func waits(ru store.Run) bool {
 }
 
 func (a *API) writeRun(w http.ResponseWriter, r *http.Request, status int, ru store.Run) {
-	v, err := a.runView(r, ru, nil)
+	v, err := a.runView(r, ru, nil, 0)
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -307,7 +307,7 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.opt.Tracer.TagRun(r.Context(), ru.ID)
-	v, err := a.runView(r, ru, nil)
+	v, err := a.runView(r, ru, nil, 0)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -340,6 +340,11 @@ func (a *API) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	asOf, err := a.st.LastEventID(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	runs, err := a.st.SessionRuns(r.Context(), sid)
 	if err != nil {
 		a.fail(w, r, err)
@@ -356,7 +361,7 @@ func (a *API) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]runView, 0, len(runs))
 	for _, ru := range runs {
-		v, err := a.runView(r, ru, q)
+		v, err := a.runView(r, ru, q, asOf)
 		if err != nil {
 			a.fail(w, r, err)
 			return

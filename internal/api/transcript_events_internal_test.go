@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -91,5 +92,86 @@ func TestTranscriptEventsEndTogether(t *testing.T) {
 	}
 	if deltas != 1 {
 		t.Errorf("%d fragments of the unfinished answer, want the 1 committed before the read", deltas)
+	}
+}
+
+// afterRunCursor ends the run just before a run's cursor is read, as a
+// runner finishing between a handler's two reads does.
+type afterRunCursor struct {
+	store.Store
+	once func()
+}
+
+func (s *afterRunCursor) RunCursor(ctx context.Context, runID string) (int64, error) {
+	if s.once != nil {
+		f := s.once
+		s.once = nil
+		f()
+	}
+	return s.Store.RunCursor(ctx, runID)
+}
+
+// A run's view never says it reflects events it lacks: the client skips
+// every event up to last_event_id, so a "running" view whose cursor took
+// in run.done left the run running in the browser (TestUIVersions).
+func TestRunViewCursorNotAheadOfStatus(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		asOf bool // as a list reads it: the journal's cursor first
+	}{{"one run", false}, {"a session's runs", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, _ := storetest.SQLite(t)
+			const sid, rid, fence = "ses_1", "run_1", "rnr_1"
+			now := time.Now().UTC()
+			running := store.Run{ID: rid, SessionID: sid, Status: run.Running, RunnerID: fence, LeaseExpiresAt: now.Add(time.Minute), Input: "hi", CreatedAt: now}
+			if err := db.Write(ctx, func(tx store.Tx) error {
+				if err := tx.InsertSession(ctx, store.Session{ID: sid, Title: "t", Workspace: "/ws", Model: "m", CreatedAt: now, UpdatedAt: now}); err != nil {
+					return err
+				}
+				if err := tx.InsertRun(ctx, running); err != nil {
+					return err
+				}
+				_, err := tx.AppendEvents(ctx, fence, event.Draft{RunID: rid, SessionID: sid, Type: event.RunStarted, Payload: event.RunStartedPayload{RunnerID: fence, Attempt: 1}})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			asOf := int64(0)
+			if c.asOf {
+				var err error
+				if asOf, err = db.LastEventID(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ru, err := db.GetRun(ctx, rid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var done int64
+			st := &afterRunCursor{Store: db, once: func() {
+				if err := db.Write(ctx, func(tx store.Tx) error {
+					evs, err := tx.AppendEvents(ctx, fence, event.Draft{RunID: rid, SessionID: sid, Type: event.RunDone, Payload: event.RunDonePayload{Status: string(run.Completed)}})
+					if err != nil {
+						return err
+					}
+					done = evs[0].ID
+					fin := running
+					fin.Status, fin.RunnerID = run.Completed, ""
+					return tx.UpdateRun(ctx, fin, run.Running)
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}}
+			a := &API{st: st}
+			v, err := a.runView(httptest.NewRequest("GET", "/api/sessions/"+sid+"/runs", nil), ru, nil, asOf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.LastEventID >= done && v.Status != run.Completed {
+				t.Errorf("the view says %s as of event %d, which is the run's run.done", v.Status, v.LastEventID)
+			}
+		})
 	}
 }
