@@ -88,15 +88,17 @@ func TestParkedRunExpires(t *testing.T) {
 	}
 	sid := s.NewSession(t)
 	var r e2etest.RunJSON
-	if c := e2etest.Do(t, "POST", s.URL+"/api/sessions/"+sid+"/messages", map[string]any{"content": "work", "expires_in": "3s"}, &r); c != http.StatusAccepted {
+	if c := e2etest.Do(t, "POST", s.URL+"/api/sessions/"+sid+"/messages", map[string]any{"content": "work", "expires_in": "6s"}, &r); c != http.StatusAccepted {
 		t.Fatalf("send: %d", c)
 	}
+	// 6 s: a loaded machine must still see the question before the end
+	// (CI saw a 3 s run expire before a poll caught it waiting).
 	parked := s.WaitStatus(t, r.ID, "awaiting_approval")
 	if len(parked.PendingRequestIDs) != 1 {
 		t.Fatalf("parked run = %+v", parked)
 	}
 	got := s.WaitRun(t, r.ID, 20*time.Second, "the run to expire", func(r e2etest.RunJSON) bool { return r.Terminal })
-	if got.Status != "expired" || got.Error == nil || !strings.HasPrefix(got.Error.Message, "Expired after 3s") {
+	if got.Status != "expired" || got.Error == nil || !strings.HasPrefix(got.Error.Message, "Expired after 6s") {
 		t.Fatalf("run = %+v (error %+v)", got, got.Error)
 	}
 	if p := s.Pending(t); len(p) != 0 {
