@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
 
@@ -47,9 +48,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	// FULL sync: a commit the journal reports durable survives power loss;
-	// group commit amortises the fsync.
+	// group commit amortises the fsync. The busy timeout comes first: the
+	// pragmas run in order on each new connection, and switching a file to
+	// WAL while another process opens it waits for its lock only once the
+	// timeout is set (CI: SQLITE_BUSY from two opens of a legacy file).
 	pragmas := []string{
-		"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)",
+		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)",
 		"foreign_keys(ON)",
 	}
 	q := url.Values{}
@@ -65,7 +69,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	if err := w.PingContext(ctx); err != nil {
+	if err := pingWhileBusy(ctx, w, openBusyWait); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -89,6 +93,36 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(8)
 	return &DB{reader: reader{q: r, db: r, stmts: newStmtCache(r)}, w: w, ws: ws}, nil
 }
+
+// openBusyWait bounds how long Open waits for a file another process is
+// opening or migrating, as busy_timeout bounds a statement.
+const openBusyWait = 10 * time.Second
+
+// pingWhileBusy makes db's first connection, trying again while the file
+// is busy. Setting up a connection (its pragmas: the switch to WAL, the
+// WAL index of a file another process is just opening) can meet
+// SQLITE_BUSY at once, without the busy handler: CI saw it when two
+// processes opened one file together on a loaded machine.
+func pingWhileBusy(ctx context.Context, db *sql.DB, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	pause := 10 * time.Millisecond
+	for {
+		err := db.PingContext(ctx)
+		var coded interface{ Code() int }
+		if err == nil || !errors.As(err, &coded) || coded.Code()&0xff != sqliteBusyCode || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 200*time.Millisecond)
+	}
+}
+
+// sqliteBusyCode is SQLITE_BUSY, the primary result code.
+const sqliteBusyCode = 5
 
 // Close closes both connection pools and their prepared statements.
 func (d *DB) Close() error {
