@@ -20,6 +20,9 @@ const (
 	// dying is restarted on its own before it is left failed until its next
 	// use.
 	DefaultMaxRestarts = 5
+	// DefaultStableAfter is how long a server must have run for its end
+	// not to count as one more failure in a row.
+	DefaultStableAfter = time.Minute
 )
 
 // Options tune a Manager. Zero values mean defaults.
@@ -37,6 +40,9 @@ type Options struct {
 	// MaxRestarts bounds the restarts in a row done without a caller
 	// (DefaultMaxRestarts).
 	MaxRestarts int
+	// StableAfter is how long a server must have run before its end starts
+	// the backoff afresh (DefaultStableAfter).
+	StableAfter time.Duration
 	// ClientName and ClientVersion are what Caduceus calls itself in the
 	// initialize handshake (default "caduceus", "dev").
 	ClientName, ClientVersion string
@@ -58,6 +64,9 @@ func (o Options) withDefaults() Options {
 	o.BackoffMax = max(o.BackoffMax, o.BackoffBase)
 	if o.MaxRestarts <= 0 {
 		o.MaxRestarts = DefaultMaxRestarts
+	}
+	if o.StableAfter <= 0 {
+		o.StableAfter = DefaultStableAfter
 	}
 	if o.ClientName == "" {
 		o.ClientName = "caduceus"

@@ -345,7 +345,7 @@ func (s *server) lost(sess *sdk.ClientSession, why string) {
 		s.mu.Unlock()
 		return
 	}
-	if time.Since(s.started) >= s.opts.BackoffMax {
+	if time.Since(s.started) >= s.opts.StableAfter {
 		// It ran for a good while: this is not a crash loop.
 		s.fails = 0
 	}

@@ -1,0 +1,142 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/tool"
+)
+
+// helperMode, set in a stdio server's environment, makes the test binary
+// an MCP server over stdin/stdout (a real process without node):
+// "serve" runs the peer server plus an env tool; "dies" exits shortly
+// after its tools were listed, like a server that crashes at once.
+const helperMode = "CADUCEUS_MCP_TEST_SERVER"
+
+func TestMain(m *testing.M) {
+	mode := os.Getenv(helperMode)
+	if mode == "" {
+		os.Exit(m.Run())
+	}
+	s := newPeerServer()
+	s.AddTool(&sdk.Tool{Name: "env", Description: "Lists the environment's names.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var names []string
+			for _, kv := range os.Environ() {
+				k, _, _ := strings.Cut(kv, "=")
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(names, " ")}}}, nil
+		})
+	if mode == "dies" {
+		s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+			return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+				res, err := next(ctx, method, req)
+				if method == "tools/list" {
+					go func() { time.Sleep(300 * time.Millisecond); os.Exit(1) }()
+				}
+				return res, err
+			}
+		})
+	}
+	_ = s.Run(context.Background(), &sdk.StdioTransport{})
+	os.Exit(0)
+}
+
+func helperServer(t *testing.T, mode string) ServerConfig {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ServerConfig{
+		Name: "helper", Transport: TransportStdio, Command: exe,
+		Env:          []string{helperMode + "=" + mode, "PEER_API_TOKEN=configured-secret-42"},
+		StartTimeout: 20 * time.Second, CallTimeout: 20 * time.Second,
+	}
+}
+
+func TestStdioEnvironmentAndBackgroundRestart(t *testing.T) {
+	m, err := NewManager(Options{
+		// The runner's own environment: a provider key must not reach the
+		// server; the allow-listed and the configured variables must.
+		Environ:     []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "OPENAI_API_KEY=sk-not-for-servers-123", "RANDOM_VAR=x"},
+		BackoffBase: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+	}, []ServerConfig{helperServer(t, "serve")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx := t.Context()
+	res, err := m.Call(ctx, "helper", "env", nil)
+	if err != nil {
+		t.Fatalf("env: %v", err)
+	}
+	names := strings.Fields(res.Content[0].Text)
+	for _, want := range []string{"PATH", "HOME", "PEER_API_TOKEN", helperMode} {
+		if !slices.Contains(names, want) {
+			t.Errorf("%s missing from the server's environment %v", want, names)
+		}
+	}
+	for _, leak := range []string{"OPENAI_API_KEY", "RANDOM_VAR"} {
+		if slices.Contains(names, leak) {
+			t.Errorf("%s reached the server: %v", leak, names)
+		}
+	}
+
+	// Killed while nobody calls it: the manager starts it again by itself.
+	pid := stateOf(t, m, "helper").PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for st := stateOf(t, m, "helper"); st.State != StateReady || st.PID == pid; st = stateOf(t, m, "helper") {
+		if time.Now().After(deadline) {
+			t.Fatalf("not restarted on its own: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r, err := (&mcpTool{m: m, server: "helper", info: ToolInfo{Name: "echo"}}).Run(ctx, tool.Env{}, json.RawMessage(`{"text":"back"}`)); err != nil || r.Status != event.ToolOK || r.Output != "echo: back" {
+		t.Fatalf("after the restart: %+v %v", r, err)
+	}
+}
+
+func TestStdioCrashLoopEndsFailed(t *testing.T) {
+	m, err := NewManager(Options{
+		BackoffBase: 10 * time.Millisecond, BackoffMax: 40 * time.Millisecond, MaxRestarts: 2,
+	}, []ServerConfig{helperServer(t, "dies")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.ListTools(t.Context(), "helper"); err != nil {
+		t.Fatalf("first start: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	st := stateOf(t, m, "helper")
+	for st.State != StateFailed {
+		if time.Now().After(deadline) {
+			t.Fatalf("a server that keeps dying is still %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+		st = stateOf(t, m, "helper")
+	}
+	// Two restarts on its own, then left failed with the reason.
+	if st.Restarts != 2 || st.LastError == "" || st.RetryAt.IsZero() || strings.Contains(st.LastError, "configured-secret-42") {
+		t.Fatalf("state %+v", st)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if again := stateOf(t, m, "helper"); again.Restarts != 2 || again.State != StateFailed {
+		t.Fatalf("restarted again without a caller: %+v", again)
+	}
+}
