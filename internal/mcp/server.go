@@ -267,10 +267,8 @@ func (s *server) connect() (*sdk.ClientSession, int, []ToolInfo, error) {
 	}
 	sess, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		if cmd != nil && cmd.Process != nil && cmd.ProcessState == nil {
-			// The handshake failed with the process running: do not leave it.
-			_ = cmd.Process.Kill()
-		}
+		// A failed handshake closed the session: the SDK closed the
+		// process's stdin, waited for it and signalled it if it lingered.
 		return fail(fmt.Errorf("connecting to %s: %w", s.cfg, err))
 	}
 	tools, err := listTools(ctx, sess)

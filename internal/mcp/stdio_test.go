@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,17 +143,41 @@ func TestStdioEverythingServer(t *testing.T) {
 }
 
 func TestStdioStartFailure(t *testing.T) {
-	m, _ := newTestManager(t, ServerConfig{
-		Name: "broken", Transport: TransportStdio,
-		Command: "sh", Args: []string{"-c", "echo 'cannot find module x' >&2; exit 3"},
-		StartTimeout: 10 * time.Second,
-	})
-	_, err := m.ListTools(t.Context(), "broken")
-	if err == nil {
-		t.Fatal("a server that exits at once was listed")
+	cases := []struct {
+		name, script, want string
+	}{
+		{"exits at once", "echo 'cannot find module x' >&2; exit 3", "cannot find module x"},
+		// Never answers initialize: the start timeout ends it, and the
+		// process is stopped (SIGTERM after the 2 s grace).
+		{"never answers", "exec sleep 60", "deadline exceeded"},
+		{"not found", "exec /nonexistent/mcp-server", "/nonexistent/mcp-server"},
 	}
-	st := stateOf(t, m, "broken")
-	if st.State != StateFailed || !strings.Contains(st.LastError, "cannot find module x") {
-		t.Fatalf("state %+v: want failed with the server's stderr", st)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := NewManager(Options{BackoffBase: 10 * time.Second}, []ServerConfig{{
+				Name: "broken", Transport: TransportStdio,
+				Command: "sh", Args: []string{"-c", c.script},
+				StartTimeout: 500 * time.Millisecond,
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			_, err = m.ListTools(t.Context(), "broken")
+			if !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("ListTools: %v, want ErrUnavailable", err)
+			}
+			st := stateOf(t, m, "broken")
+			if st.State != StateFailed || !strings.Contains(st.LastError, c.want) || st.PID != 0 {
+				t.Fatalf("state %+v: want failed with %q", st, c.want)
+			}
+			// Within its 10 s backoff, a call whose deadline comes sooner
+			// fails at once with the last error instead of waiting it out.
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			defer cancel()
+			if _, err := m.Call(ctx, "broken", "x", nil); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), c.want) || errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("call in backoff: %v, want ErrUnavailable with the last error", err)
+			}
+		})
 	}
 }
