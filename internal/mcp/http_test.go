@@ -75,7 +75,7 @@ func newPeerServer() *sdk.Server {
 // address, so that it can be stopped and started again where the client
 // expects it. Requests without the bearer token are refused.
 type peer struct {
-	t    *testing.T
+	tb   testing.TB
 	addr string
 	mu   sync.Mutex
 	srv  *http.Server
@@ -83,7 +83,7 @@ type peer struct {
 
 func startPeer(t *testing.T) *peer {
 	t.Helper()
-	p := &peer{t: t, addr: "127.0.0.1:0"}
+	p := &peer{tb: t, addr: "127.0.0.1:0"}
 	p.start()
 	t.Cleanup(p.stop)
 	return p
@@ -92,10 +92,10 @@ func startPeer(t *testing.T) *peer {
 func (p *peer) url() string { return "http://" + p.addr + "/mcp" }
 
 func (p *peer) start() {
-	p.t.Helper()
+	p.tb.Helper()
 	ln, err := net.Listen("tcp", p.addr)
 	if err != nil {
-		p.t.Fatalf("listen: %v", err)
+		p.tb.Fatalf("listen: %v", err)
 	}
 	p.addr = ln.Addr().String()
 	server := newPeerServer()
