@@ -39,8 +39,8 @@ const (
 // logged, and String omits them.
 type ServerConfig struct {
 	// Name identifies the server and prefixes its tools' names:
-	// 1-32 letters, digits, '-' or '_', without "__" (the separator of
-	// namespaced tool names).
+	// 1-32 letters, digits, '-' or '_', beginning and ending with a letter
+	// or digit, without "__" (the separator of namespaced tool names).
 	Name string
 	// Transport is TransportStdio or TransportHTTP.
 	Transport string
@@ -66,7 +66,11 @@ type ServerConfig struct {
 	CallTimeout time.Duration
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+// A server name begins and ends with a letter or digit and holds no "__":
+// then the first "__" after "mcp__" in a tool name ends the server's name,
+// and no two servers' tools can be named alike ("a_" + "__" + "b" would be
+// "a" + "__" + "_b").
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_-]{0,30}[A-Za-z0-9])?$`)
 
 // ErrInvalidConfig wraps every configuration error.
 var ErrInvalidConfig = errors.New("invalid MCP server configuration")
@@ -77,7 +81,7 @@ func (c ServerConfig) Validate() error {
 		return fmt.Errorf("%w: server %q: %s", ErrInvalidConfig, c.Name, fmt.Sprintf(format, a...))
 	}
 	if !nameRE.MatchString(c.Name) || strings.Contains(c.Name, "__") {
-		return bad("name must be 1-32 letters, digits, '-' or '_', without \"__\"")
+		return bad("name must be 1-32 letters, digits, '-' or '_', begin and end with a letter or digit, and hold no \"__\"")
 	}
 	switch c.Transport {
 	case TransportStdio:
