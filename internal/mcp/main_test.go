@@ -3,9 +3,13 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,6 +30,15 @@ func TestMain(m *testing.M) {
 	mode := os.Getenv(helperMode)
 	if mode == "" {
 		os.Exit(m.Run())
+	}
+	if path := os.Getenv("HELPER_START_LOG"); path != "" {
+		// One line per process started, for the test of concurrent first
+		// uses.
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			_, _ = f.WriteString("started\n")
+			_ = f.Close()
+		}
 	}
 	s := newPeerServer()
 	s.AddTool(&sdk.Tool{Name: "env", Description: "Lists the environment's names.", InputSchema: json.RawMessage(`{"type":"object"}`)},
@@ -138,5 +151,65 @@ func TestStdioCrashLoopEndsFailed(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if again := stateOf(t, m, "helper"); again.Restarts != 2 || again.State != StateFailed {
 		t.Fatalf("restarted again without a caller: %+v", again)
+	}
+}
+
+func TestConcurrentFirstUsesStartOneProcess(t *testing.T) {
+	cfg := helperServer(t, "serve")
+	log := filepath.Join(t.TempDir(), "starts")
+	cfg.Env = append(cfg.Env, "HELPER_START_LOG="+log)
+	m, _ := newTestManager(t, cfg)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			_, err := m.Call(t.Context(), "helper", "echo", json.RawMessage(`{"text":"x"}`))
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("call: %v", err)
+		}
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "started"); n != 1 {
+		t.Fatalf("%d processes started for 8 concurrent first calls, want 1", n)
+	}
+}
+
+func TestNewToolsWithBuiltinsAndABrokenServer(t *testing.T) {
+	p := startPeer(t)
+	broken := ServerConfig{Name: "broken", Transport: TransportStdio, Command: "/nonexistent/server"}
+	m, _ := newTestManager(t, httpConfig(p), broken)
+	tools, err := NewTools(t.Context(), m)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "broken") {
+		t.Fatalf("NewTools error %v, want the broken server's", err)
+	}
+	if len(tools) != 5 {
+		t.Fatalf("%d tools, want the working server's 5", len(tools))
+	}
+	// They sit beside the built-in tools in one registry, under names
+	// every provider accepts.
+	builtin := tool.Builtin(tool.Config{})
+	all := tools
+	for _, n := range builtin.Names() {
+		tl, _ := builtin.Get(n)
+		all = append(all, tl)
+	}
+	reg := tool.NewRegistry(all...)
+	valid := regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	for _, spec := range reg.Specs() {
+		if !valid.MatchString(spec.Name) || !json.Valid(spec.Parameters) {
+			t.Errorf("spec %s: %s", spec.Name, spec.Parameters)
+		}
+	}
+	if _, ok := reg.Get("mcp__peer__echo"); !ok {
+		t.Error("mcp__peer__echo not in the registry")
 	}
 }

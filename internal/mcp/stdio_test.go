@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 )
 
@@ -145,18 +146,21 @@ func TestStdioEverythingServer(t *testing.T) {
 func TestStdioStartFailure(t *testing.T) {
 	cases := []struct {
 		name, script, want string
+		env                []string
 	}{
-		{"exits at once", "echo 'cannot find module x' >&2; exit 3", "cannot find module x"},
+		{"exits at once", "echo 'cannot find module x' >&2; exit 3", "cannot find module x", nil},
 		// Never answers initialize: the start timeout ends it, and the
 		// process is stopped (SIGTERM after the 2 s grace).
-		{"never answers", "exec sleep 60", "deadline exceeded"},
-		{"not found", "exec /nonexistent/mcp-server", "/nonexistent/mcp-server"},
+		{"never answers", "exec sleep 60", "deadline exceeded", nil},
+		{"not found", "exec /nonexistent/mcp-server", "/nonexistent/mcp-server", nil},
+		// A configured secret the server prints is masked in the state.
+		{"prints its secret", `echo "token $API_TOKEN refused" >&2; exit 1`, "token " + secret.Mask + " refused", []string{"API_TOKEN=supersecret-value-9"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := NewManager(Options{BackoffBase: 10 * time.Second}, []ServerConfig{{
 				Name: "broken", Transport: TransportStdio,
-				Command: "sh", Args: []string{"-c", c.script},
+				Command: "sh", Args: []string{"-c", c.script}, Env: c.env,
 				StartTimeout: 500 * time.Millisecond,
 			}})
 			if err != nil {
@@ -168,7 +172,7 @@ func TestStdioStartFailure(t *testing.T) {
 				t.Fatalf("ListTools: %v, want ErrUnavailable", err)
 			}
 			st := stateOf(t, m, "broken")
-			if st.State != StateFailed || !strings.Contains(st.LastError, c.want) || st.PID != 0 {
+			if st.State != StateFailed || !strings.Contains(st.LastError, c.want) || st.PID != 0 || strings.Contains(st.LastError+err.Error(), "supersecret") {
 				t.Fatalf("state %+v: want failed with %q", st, c.want)
 			}
 			// Within its 10 s backoff, a call whose deadline comes sooner
