@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -212,4 +214,70 @@ func TestNewToolsWithBuiltinsAndABrokenServer(t *testing.T) {
 	if _, ok := reg.Get("mcp__peer__echo"); !ok {
 		t.Error("mcp__peer__echo not in the registry")
 	}
+}
+
+// alive reports whether pid runs (a zombie waiting for its parent does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
+}
+
+func TestStdioServerChildrenStopWithIt(t *testing.T) {
+	cfg := helperServer(t, "serve")
+	pidFile := filepath.Join(t.TempDir(), "child")
+	// The server is a shell that leaves a child behind and becomes the
+	// MCP server, as wrappers (npx, scripts) do.
+	cfg.Args = []string{"-c", `sleep 300 & echo $! > "$CHILD_PID_FILE"; exec "$0"`, cfg.Command}
+	cfg.Command = "sh"
+	cfg.Env = append(cfg.Env, "CHILD_PID_FILE="+pidFile)
+	m, _ := newTestManager(t, cfg)
+	child := func() int {
+		t.Helper()
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	waitDead := func(pid int, why string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: child %d still runs", why, pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if _, err := m.ListTools(t.Context(), "helper"); err != nil {
+		t.Fatal(err)
+	}
+	first := child()
+	if !alive(first) {
+		t.Fatalf("child %d not running", first)
+	}
+	// The server crashes: its child goes with it, a new server starts.
+	pid := stateOf(t, m, "helper").PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitDead(first, "after the crash")
+	if _, err := m.Call(t.Context(), "helper", "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
+		t.Fatalf("call after the restart: %v", err)
+	}
+	second := child()
+	if second == first || !alive(second) {
+		t.Fatalf("second child %d (first %d)", second, first)
+	}
+	// Close stops the server and its child.
+	_ = m.Close()
+	waitDead(second, "after Close")
 }

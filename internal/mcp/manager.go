@@ -154,12 +154,24 @@ func (m *Manager) Update(configs []ServerConfig) error {
 	m.mu.Unlock()
 	for _, s := range stale {
 		m.opts.Logger.Info("mcp: closing server after a configuration change", "server", s.cfg.Name)
-		s.close()
 	}
+	closeAll(stale)
 	return nil
 }
 
-// Close stops every server. Calls afterwards fail with ErrClosed.
+// closeAll closes servers side by side: each may wait a few seconds for
+// its process to exit.
+func closeAll(servers []*server) {
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(s.close)
+	}
+	wg.Wait()
+}
+
+// Close stops every server and waits for their processes to exit (a
+// process that ignores its closed stdin is sent SIGTERM after 2 s, then
+// SIGKILL). Calls afterwards fail with ErrClosed.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -167,12 +179,13 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
-	servers := m.servers
+	servers := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		servers = append(servers, s)
+	}
 	m.servers = nil
 	m.mu.Unlock()
-	for _, s := range servers {
-		s.close()
-	}
+	closeAll(servers)
 	return nil
 }
 

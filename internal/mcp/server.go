@@ -10,10 +10,12 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	"github.com/caduceus-dev/caduceus/internal/secret"
 	"github.com/caduceus-dev/caduceus/internal/tool"
@@ -195,7 +197,7 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 		if s.state == StateClosed {
 			s.mu.Unlock()
 			if sess != nil {
-				_ = sess.Close()
+				closeSession(sess, pid)
 			}
 			continue
 		}
@@ -215,6 +217,9 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 		s.log.Info("mcp: server ready", "pid", pid, "tools", len(tools))
 		s.mu.Unlock()
 		go s.watch(sess)
+		if pid > 0 {
+			go s.watchProcess(sess, pid)
+		}
 		return sess, nil
 	}
 }
@@ -250,6 +255,12 @@ func (s *server) connect() (*sdk.ClientSession, int, []ToolInfo, error) {
 		cmd.Env = append(tool.CommandEnv(s.opts.Environ, nil), s.cfg.Env...)
 		stderr = newTailBuffer(2048)
 		cmd.Stderr = stderr
+		// Its own process group, so that closing it also stops what it
+		// started (npx runs node, a shell script its commands).
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// A child that inherited stderr must not hold up reaping the
+		// server once it has exited.
+		cmd.WaitDelay = time.Second
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	case TransportHTTP:
 		transport = &sdk.StreamableClientTransport{
@@ -269,20 +280,24 @@ func (s *server) connect() (*sdk.ClientSession, int, []ToolInfo, error) {
 	if err != nil {
 		// A failed handshake closed the session: the SDK closed the
 		// process's stdin, waited for it and signalled it if it lingered.
+		// What it started in its group goes too.
+		if cmd != nil && cmd.Process != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
 		return fail(fmt.Errorf("connecting to %s: %w", s.cfg, err))
+	}
+	pid := 0
+	if cmd != nil && cmd.Process != nil {
+		pid = cmd.Process.Pid
 	}
 	tools, err := listTools(ctx, sess)
 	if err != nil {
-		_ = sess.Close()
+		closeSession(sess, pid)
 		return fail(fmt.Errorf("listing the tools of %s: %w", s.cfg, err))
 	}
 	selfMu.Lock()
 	self = sess
 	selfMu.Unlock()
-	pid := 0
-	if cmd != nil && cmd.Process != nil {
-		pid = cmd.Process.Pid
-	}
 	return sess, pid, tools, nil
 }
 
@@ -334,6 +349,21 @@ func (s *server) watch(sess *sdk.ClientSession) {
 	s.lost(sess, msg)
 }
 
+// watchProcess notices a stdio server's exit even when a process it
+// started still holds its stdout open, so the session sees no end of input.
+// It waits without reaping (WNOWAIT): the SDK reaps the process when the
+// session is closed.
+func (s *server) watchProcess(sess *sdk.ClientSession, pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	s.lost(sess, "the server's process exited")
+}
+
 // lost forgets a session that no longer works and schedules a restart
 // after a backoff, unless the server keeps dying (Options.MaxRestarts in a
 // row): then it is left failed until its next use.
@@ -348,6 +378,7 @@ func (s *server) lost(sess *sdk.ClientSession, why string) {
 		s.fails = 0
 	}
 	s.fails++
+	pid := s.pid
 	s.sess, s.pid = nil, 0
 	s.lastErr = s.redact.String(why)
 	s.retryAt = time.Now().Add(s.backoff())
@@ -359,7 +390,11 @@ func (s *server) lost(sess *sdk.ClientSession, why string) {
 	}
 	s.log.Warn("mcp: server lost", "error", s.lastErr, "retry_in", time.Until(s.retryAt).Round(time.Millisecond), "restart", background)
 	s.mu.Unlock()
-	// Reaps the process (or ends the HTTP session) of the lost session.
+	// The server is dead or no longer trusted: stop its process group
+	// first, then reap the process (or end the HTTP session).
+	if pid > 0 {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
 	_ = sess.Close()
 	if background {
 		go func() { _, _ = s.session(s.life) }()
@@ -452,13 +487,23 @@ func (e redactedError) Unwrap() error { return e.err }
 
 func (s *server) close() {
 	s.mu.Lock()
-	sess := s.sess
+	sess, pid := s.sess, s.pid
 	s.sess, s.pid = nil, 0
 	s.setState(StateClosed)
 	s.mu.Unlock()
 	s.cancel()
 	if sess != nil {
-		_ = sess.Close()
+		closeSession(sess, pid)
+	}
+}
+
+// closeSession ends a session: the SDK closes a stdio server's stdin and
+// waits for it (SIGTERM, then SIGKILL, if it lingers); then whatever the
+// server started in its process group is killed too.
+func closeSession(sess *sdk.ClientSession, pid int) {
+	_ = sess.Close()
+	if pid > 0 {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
 }
 
