@@ -268,6 +268,13 @@ func TestHTTPServerToolsAndResults(t *testing.T) {
 			}
 		})
 	}
+	// The peer offers no resources or prompts: empty lists, not errors.
+	if r, err := m.ListResources(ctx, "peer"); err != nil || len(r) != 0 {
+		t.Errorf("ListResources: %+v %v", r, err)
+	}
+	if p, err := m.ListPrompts(ctx, "peer"); err != nil || len(p) != 0 {
+		t.Errorf("ListPrompts: %+v %v", p, err)
+	}
 	// A timed-out call leaves the connection usable.
 	res, err := byName["mcp__peer__echo"].Run(ctx, tool.Env{}, json.RawMessage(`{"text":"still there"}`))
 	if err != nil || res.Status != event.ToolOK {

@@ -38,19 +38,8 @@ type Part struct {
 func convertResult(r *sdk.CallToolResult) *CallResult {
 	out := &CallResult{IsError: r.IsError}
 	for _, c := range r.Content {
-		switch c := c.(type) {
-		case *sdk.TextContent:
-			out.Content = append(out.Content, Part{Type: PartText, Text: c.Text})
-		case *sdk.ImageContent:
-			out.Content = append(out.Content, Part{Type: PartImage, MIME: c.MIMEType, Data: c.Data})
-		case *sdk.AudioContent:
-			out.Content = append(out.Content, Part{Type: PartAudio, MIME: c.MIMEType, Data: c.Data})
-		case *sdk.ResourceLink:
-			out.Content = append(out.Content, Part{Type: PartResourceLink, URI: c.URI, Name: c.Name, MIME: c.MIMEType, Text: c.Description})
-		case *sdk.EmbeddedResource:
-			if c.Resource != nil {
-				out.Content = append(out.Content, Part{Type: PartResource, URI: c.Resource.URI, MIME: c.Resource.MIMEType, Text: c.Resource.Text, Data: c.Resource.Blob})
-			}
+		if p, ok := contentPart(c); ok {
+			out.Content = append(out.Content, p)
 		}
 	}
 	if r.StructuredContent != nil {
@@ -59,4 +48,28 @@ func convertResult(r *sdk.CallToolResult) *CallResult {
 		}
 	}
 	return out
+}
+
+// contentPart converts one content item; kinds a client does not receive
+// from a tool (tool use inside sampling) are skipped.
+func contentPart(c sdk.Content) (Part, bool) {
+	switch c := c.(type) {
+	case *sdk.TextContent:
+		return Part{Type: PartText, Text: c.Text}, true
+	case *sdk.ImageContent:
+		return Part{Type: PartImage, MIME: c.MIMEType, Data: c.Data}, true
+	case *sdk.AudioContent:
+		return Part{Type: PartAudio, MIME: c.MIMEType, Data: c.Data}, true
+	case *sdk.ResourceLink:
+		return Part{Type: PartResourceLink, URI: c.URI, Name: c.Name, MIME: c.MIMEType, Text: c.Description}, true
+	case *sdk.EmbeddedResource:
+		if c.Resource != nil {
+			return resourcePart(c.Resource), true
+		}
+	}
+	return Part{}, false
+}
+
+func resourcePart(r *sdk.ResourceContents) Part {
+	return Part{Type: PartResource, URI: r.URI, MIME: r.MIMEType, Text: r.Text, Data: r.Blob}
 }

@@ -403,17 +403,32 @@ func (s *server) lost(sess *sdk.ClientSession, why string) {
 
 // call calls one tool within the server's CallTimeout.
 func (s *server) call(ctx context.Context, name string, args json.RawMessage) (*CallResult, error) {
+	if len(strings.TrimSpace(string(args))) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	var res *sdk.CallToolResult
+	err := s.do(ctx, fmt.Sprintf("calling %q", name), func(ctx context.Context, sess *sdk.ClientSession) (err error) {
+		res, err = sess.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return convertResult(res), nil
+}
+
+// do runs one request on the server's session, starting the server if
+// needed, within the server's CallTimeout. A failure that shows the
+// connection broken loses the session (restart with backoff); a timeout,
+// a cancellation or an error the server sent leaves it.
+func (s *server) do(ctx context.Context, what string, fn func(context.Context, *sdk.ClientSession) error) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.callTimeout())
 	defer cancel()
 	sess, err := s.session(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(strings.TrimSpace(string(args))) == 0 {
-		args = json.RawMessage(`{}`)
-	}
-	res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
+	if err = fn(ctx, sess); err != nil {
 		switch {
 		case ctx.Err() != nil:
 			// A timeout or a cancelled run: the server may just be slow,
@@ -424,14 +439,14 @@ func (s *server) call(ctx context.Context, name string, args json.RawMessage) (*
 		default:
 			s.lost(sess, s.redact.String(err.Error()))
 		}
-		return nil, fmt.Errorf("mcp %s: calling %q: %w", s.cfg.Name, name, s.redactErr(err))
+		return fmt.Errorf("mcp %s: %s: %w", s.cfg.Name, what, s.redactErr(err))
 	}
 	s.mu.Lock()
 	if s.sess == sess {
 		s.fails = 0
 	}
 	s.mu.Unlock()
-	return convertResult(res), nil
+	return nil
 }
 
 // Codes the SDK gives errors of its own side of the connection: the

@@ -106,6 +106,42 @@ func TestStdioEverythingServer(t *testing.T) {
 		t.Errorf("the model reads %q: want the image described", res.Output)
 	}
 
+	// Resources and prompts, for a person to insert into a message.
+	resources, err := m.ListResources(ctx, "everything")
+	if err != nil || len(resources) == 0 {
+		t.Fatalf("ListResources: %d, %v", len(resources), err)
+	}
+	var doc *ResourceInfo
+	for i := range resources {
+		if strings.HasPrefix(resources[i].URI, "demo://resource/static/document/") {
+			doc = &resources[i]
+		}
+	}
+	if doc == nil {
+		t.Fatalf("no static document among %+v", resources)
+	}
+	parts, err := m.ReadResource(ctx, "everything", doc.URI)
+	if err != nil || len(parts) == 0 || parts[0].Type != PartResource || parts[0].URI != doc.URI || (parts[0].Text == "" && len(parts[0].Data) == 0) {
+		t.Fatalf("ReadResource(%s): %+v %v", doc.URI, parts, err)
+	}
+	prompts, err := m.ListPrompts(ctx, "everything")
+	if err != nil {
+		t.Fatalf("ListPrompts: %v", err)
+	}
+	var args *PromptInfo
+	for i := range prompts {
+		if prompts[i].Name == "args-prompt" {
+			args = &prompts[i]
+		}
+	}
+	if args == nil || len(args.Arguments) != 2 || args.Arguments[0].Name != "city" || !args.Arguments[0].Required || args.Arguments[1].Required {
+		t.Fatalf("args-prompt: %+v in %+v", args, prompts)
+	}
+	msgs, err := m.GetPrompt(ctx, "everything", "args-prompt", map[string]string{"city": "Oslo"})
+	if err != nil || len(msgs) != 1 || msgs[0].Role != "user" || msgs[0].Part.Text != "What's weather in Oslo?" {
+		t.Fatalf("GetPrompt: %+v %v", msgs, err)
+	}
+
 	// Kill the server: it is restarted, and the next call works.
 	pid := st.PID
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
