@@ -323,6 +323,20 @@ func TestHTTPServerGoneThenBack(t *testing.T) {
 	if st := stateOf(t, m, "peer"); st.State == StateReady || st.LastError == "" {
 		t.Fatalf("after the server went away: %+v, want not ready with an error", st)
 	}
+	// It is tried again on its own, DefaultMaxRestarts times, then left
+	// failed until the next use.
+	deadline := time.Now().Add(30 * time.Second)
+	st := stateOf(t, m, "peer")
+	for st.State != StateFailed {
+		if time.Now().After(deadline) {
+			t.Fatalf("still %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+		st = stateOf(t, m, "peer")
+	}
+	if st.Restarts != DefaultMaxRestarts {
+		t.Fatalf("failed after %d restarts, want %d: %+v", st.Restarts, DefaultMaxRestarts, st)
+	}
 	p.start()
 	res, err := call()
 	if err != nil {

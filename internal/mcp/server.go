@@ -71,15 +71,18 @@ type server struct {
 	life   context.Context
 	cancel context.CancelFunc
 
-	mu       sync.Mutex
-	state    State
-	lastErr  string
-	since    time.Time
-	sess     *sdk.ClientSession
-	pid      int
-	started  time.Time // when sess connected
-	tools    []ToolInfo
-	fails    int // failures in a row: backoff exponent
+	mu      sync.Mutex
+	state   State
+	lastErr string
+	since   time.Time
+	sess    *sdk.ClientSession
+	pid     int
+	started time.Time // when sess connected
+	tools   []ToolInfo
+	fails   int // failures in a row: backoff exponent
+	// auto: a lost server is being restarted without a caller; a failed
+	// start then tries again on its own, within Options.MaxRestarts.
+	auto     bool
 	restarts int
 	retryAt  time.Time
 	starting chan struct{} // closed when the start under way ends
@@ -205,12 +208,19 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 			s.fails++
 			s.lastErr = s.redact.String(err.Error())
 			s.retryAt = time.Now().Add(s.backoff())
-			s.setState(StateFailed)
-			s.log.Warn("mcp: server failed to start", "error", s.lastErr, "retry_in", time.Until(s.retryAt).Round(time.Millisecond))
+			s.auto = s.auto && s.fails <= s.opts.MaxRestarts
+			if s.auto {
+				s.setState(StateRestarting)
+				go func() { _, _ = s.session(s.life) }()
+			} else {
+				s.setState(StateFailed)
+			}
+			s.log.Warn("mcp: server failed to start", "error", s.lastErr, "retry_in", time.Until(s.retryAt).Round(time.Millisecond), "restart", s.auto)
 			out := fmt.Errorf("%w: %s: %s", ErrUnavailable, s.cfg.Name, s.lastErr)
 			s.mu.Unlock()
 			return nil, out
 		}
+		s.auto = false
 		s.sess, s.pid, s.tools, s.started = sess, pid, tools, time.Now()
 		s.retryAt = time.Time{}
 		s.setState(StateReady)
@@ -383,6 +393,7 @@ func (s *server) lost(sess *sdk.ClientSession, why string) {
 	s.lastErr = s.redact.String(why)
 	s.retryAt = time.Now().Add(s.backoff())
 	background := s.fails <= s.opts.MaxRestarts
+	s.auto = background
 	if background {
 		s.setState(StateRestarting)
 	} else {
