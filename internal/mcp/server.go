@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,6 +91,9 @@ type server struct {
 }
 
 func newServer(cfg ServerConfig, opts Options) *server {
+	// The caller keeps its slices and map: later changes to them must not
+	// change a running server's configuration behind Update's back.
+	cfg.Args, cfg.Env, cfg.Headers = slices.Clone(cfg.Args), slices.Clone(cfg.Env), maps.Clone(cfg.Headers)
 	var secrets []string
 	for _, e := range cfg.Env {
 		_, v, _ := strings.Cut(e, "=")

@@ -136,3 +136,22 @@ func TestMapResult(t *testing.T) {
 		t.Errorf("long output: %d bytes, want head and tail within the cap", len(out))
 	}
 }
+
+func TestManagerKeepsItsOwnCopy(t *testing.T) {
+	cfg := ServerConfig{Name: "s", Transport: TransportStdio, Command: "x", Args: []string{"a"}, Env: []string{"K=v"}}
+	m, err := NewManager(Options{}, []ServerConfig{cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	before := m.servers["s"]
+	cfg.Args[0], cfg.Env[0] = "changed", "K=changed"
+	// The caller changed its slices in place: that is a new configuration,
+	// which Update must see as one and replace the server for.
+	if err := m.Update([]ServerConfig{cfg}); err != nil {
+		t.Fatal(err)
+	}
+	if m.servers["s"] == before {
+		t.Fatal("a configuration changed in place was taken for the running one")
+	}
+}
