@@ -2,7 +2,7 @@
 # none of this: the UI bundle is committed. Node is needed only to change
 # the UI.
 
-.PHONY: run test test-unit test-e2e-api test-e2e-processes test-e2e-cluster test-e2e-browser browser postgres iproute ui ui-check
+.PHONY: run test test-unit test-e2e-api test-e2e-processes test-e2e-cluster test-e2e-browser browser postgres iproute peers ui ui-check
 
 run:
 	go run ./cmd/caduceus serve
@@ -32,7 +32,7 @@ SLOWEST ?= 10
 TIMES    = bin/test-times.txt
 PROGRESS = bin/progress -slow $(SLOW) -record $(TIMES)
 
-test: browser postgres iproute
+test: browser postgres iproute peers
 	@mkdir -p bin && go build -o bin/progress ./e2e/progress && rm -f $(TIMES)
 	@# The packages the tests share are compiled once, here, rather than
 	@# by the five go test processes at once (./internal/... links nothing).
@@ -90,6 +90,15 @@ iproute:
 	  echo "installing Debian's iproute2 for the cluster test"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq iproute2 >/dev/null; }
+
+# The real third-party programs tests talk to (e2e/peers/package.json: the
+# reference MCP servers from npm, run with node over stdio by
+# internal/mcp's tests), installed with npm ci when missing or changed.
+peers: e2e/peers/node_modules
+
+e2e/peers/node_modules: e2e/peers/package.json e2e/peers/package-lock.json
+	cd e2e/peers && npm ci --no-audit --no-fund
+	@touch e2e/peers/node_modules
 
 # Rebuild the browser workbench into internal/web/dist (commit the result).
 ui: ui/node_modules

@@ -162,6 +162,10 @@ func Decide(in Input) Decision {
 			return askRule(RiskSideEffect, "Changes the agent's notes or your profile")
 		}
 		return allow()
+	case tool.EffectExternal:
+		// Another program's tool (an MCP server's) may do anything: ask in
+		// every mode; a remembered rule may answer.
+		return askRule(RiskSideEffect, "Runs a tool of another program")
 	}
 	// An effect this package does not know yet: ask rather than guess.
 	name := in.Tool

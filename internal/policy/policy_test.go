@@ -103,6 +103,7 @@ func TestDecideEffects(t *testing.T) {
 		{"network file url", netIntent("file:///etc/passwd"), Ask, Ask, Allow, RiskNetworkPrivate},
 		{"network empty", netIntent(""), Ask, Ask, Allow, RiskNetworkPrivate},
 		{"memory", tool.Intent{Effect: tool.EffectMemory, Action: "remember x"}, Ask, Allow, Allow, ""},
+		{"external tool", tool.Intent{Effect: tool.EffectExternal, Action: "mcp__git__status {}"}, Ask, Ask, Ask, RiskSideEffect},
 		{"unknown effect", unknown, Ask, Ask, Ask, RiskSideEffect},
 	}
 	for _, c := range cases {

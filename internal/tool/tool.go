@@ -56,6 +56,9 @@ const (
 	EffectExec                  // runs a process
 	EffectNetwork               // talks to other hosts
 	EffectMemory                // changes the agent's persistent notes or the user profile
+	// EffectExternal: a tool of another program (an MCP server) whose
+	// effects Caduceus cannot know; the policy asks unless told otherwise.
+	EffectExternal
 )
 
 func (e Effect) String() string {
@@ -70,6 +73,8 @@ func (e Effect) String() string {
 		return "network"
 	case EffectMemory:
 		return "memory"
+	case EffectExternal:
+		return "external"
 	}
 	return "unknown"
 }
