@@ -17,10 +17,10 @@ func TestJobWebhooks(t *testing.T) {
 	st, _ := storetest.SQLite(t)
 	now := time.Unix(1_800_000_000, 0).UTC()
 	hooks := []store.Webhook{
-		{ID: "wh_chosen_other_session", SessionID: "ses_other", Enabled: true}, // the job's choice beats its filter
+		{ID: "wh_chosen_other_session", SessionID: "ses_other", Enabled: true},   // the job's choice beats its filter
 		{ID: "wh_chosen_failed_only", Events: []string{"failed"}, Enabled: true}, // its status filter still applies
-		{ID: "wh_chosen_disabled"},                                               // and so does enabled
-		{ID: "wh_chosen_and_matching", SessionID: "ses_1", Enabled: true},        // once, not twice
+		{ID: "wh_chosen_disabled"},                                        // and so does enabled
+		{ID: "wh_chosen_and_matching", SessionID: "ses_1", Enabled: true}, // once, not twice
 		{ID: "wh_not_chosen_other_session", SessionID: "ses_other", Enabled: true},
 	}
 	want := map[string]int{"wh_chosen_other_session": 1, "wh_chosen_failed_only": 0, "wh_chosen_disabled": 0,
