@@ -69,6 +69,17 @@ func (d *Deliverer) watch(ctx context.Context, hub *journal.Hub) error {
 	if err != nil {
 		return fmt.Errorf("delivery cursor: %w", err)
 	}
+	// A cursor past the journal's end (a database put back from an older
+	// copy) would make the hub replay the journal from its start, and post
+	// long-ended runs to webhooks made since: start at the end instead.
+	last, err := d.cfg.Store.LastEventID(ctx)
+	if err != nil {
+		return fmt.Errorf("delivery cursor: %w", err)
+	}
+	if from > last {
+		d.cfg.Log.Warn("webhooks: the delivery cursor is past the journal's end; watching from the end", "cursor", from, "last", last)
+		from = last
+	}
 	sub := hub.Subscribe(journal.Filter{Types: []event.Type{event.RunDone}}, from)
 	defer sub.Close()
 	for {
