@@ -480,6 +480,10 @@ type Reader interface {
 	// of runIDs a job started (runs no job started are left out).
 	JobsOfRuns(ctx context.Context, runIDs []string) (map[string]string, error)
 	DeliveryCursor(ctx context.Context) (eventID int64, ok bool, err error)
+	// DeliveryDue reports whether an attempt is due at now (what
+	// ClaimDelivery would take), read without a write transaction, so
+	// the senders of every process can look each second for free.
+	DeliveryDue(ctx context.Context, now time.Time) (bool, error)
 }
 
 // DecisionQuery selects approval.decided events (h16-policy). Every field

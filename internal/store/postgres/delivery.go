@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -48,6 +49,19 @@ func (r reader) JobsOfRuns(ctx context.Context, runIDs []string) (map[string]str
 		return nil, fmt.Errorf("jobs of runs: %w", err)
 	}
 	return out, nil
+}
+
+func (r reader) DeliveryDue(ctx context.Context, now time.Time) (bool, error) {
+	var one int
+	err := r.q.QueryRow(ctx, `SELECT 1 FROM webhook_deliveries WHERE state IN ('pending', 'sending') AND next_at_ms <= $1 LIMIT 1`,
+		ms(now)).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("delivery due: %w", err)
+	}
+	return true, nil
 }
 
 func (r reader) DeliveryCursor(ctx context.Context) (int64, bool, error) {

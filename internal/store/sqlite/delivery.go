@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // deliveryCursorName names the one cursor row.
@@ -53,6 +54,19 @@ func (r reader) JobsOfRuns(ctx context.Context, runIDs []string) (map[string]str
 		}
 	}
 	return out, nil
+}
+
+func (r reader) DeliveryDue(ctx context.Context, now time.Time) (bool, error) {
+	var one int
+	err := r.queryRow(ctx, `SELECT 1 FROM webhook_deliveries WHERE state IN ('pending', 'sending') AND next_at_ms <= ? LIMIT 1`,
+		ms(now)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("delivery due: %w", err)
+	}
+	return true, nil
 }
 
 func (r reader) DeliveryCursor(ctx context.Context) (int64, bool, error) {

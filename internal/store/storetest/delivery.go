@@ -115,3 +115,40 @@ func testDeliveryCursor(t *testing.T, open Open) {
 		}
 	}
 }
+
+// DeliveryDue answers, without a write, what ClaimDelivery would: whether
+// an attempt is pending and due, or sending with its claim run out.
+func testDeliveryDue(t *testing.T, open Open) {
+	ctx := context.Background()
+	db := fresh(t, open)
+	due := func(now time.Time, want bool) {
+		t.Helper()
+		if got, err := db.DeliveryDue(ctx, now); err != nil || got != want {
+			t.Fatalf("DeliveryDue(%v) = %v, %v; want %v", now, got, err, want)
+		}
+	}
+	due(at(100), false)
+	d := store.Delivery{ID: "dl-1", WebhookID: "wh-1", RunID: "r-1", Event: "completed", Payload: "{}", Attempt: 1,
+		State: store.DeliveryPending, NextAt: at(10), CreatedAt: at(10)}
+	write(t, db, func(tx store.Tx) error { return tx.InsertDelivery(ctx, d) })
+	due(at(9), false)
+	due(at(10), true)
+	write(t, db, func(tx store.Tx) error {
+		_, ok, err := tx.ClaimDelivery(ctx, at(10), at(100))
+		if err == nil && !ok {
+			t.Fatal("the due attempt was not claimed")
+		}
+		return err
+	})
+	due(at(50), false) // held by its sender
+	due(at(100), true) // the claim ran out
+	d.State, d.StatusCode = store.DeliveryOK, 200
+	write(t, db, func(tx store.Tx) error { return tx.FinishDelivery(ctx, d) })
+	due(at(1000), false)
+	for _, state := range []string{store.DeliveryRetried, store.DeliveryFailed} {
+		f := d
+		f.ID, f.State, f.NextAt = "dl-"+state, state, at(5)
+		write(t, db, func(tx store.Tx) error { return tx.InsertDelivery(ctx, f) })
+	}
+	due(at(1000), false) // finished attempts are never due
+}

@@ -109,6 +109,7 @@ func Run(t *testing.T, open Open) {
 		{"JobDelivery", testJobDelivery},
 		{"JobOfRun", testJobOfRun},
 		{"DeliveryCursor", testDeliveryCursor},
+		{"DeliveryDue", testDeliveryDue},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
