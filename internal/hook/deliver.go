@@ -122,6 +122,11 @@ const claimFor = time.Minute
 // was due.
 func (d *Deliverer) SendOne(ctx context.Context) (sent bool, err error) {
 	now := d.cfg.Now()
+	// Every process sends (h17-deliver): a read first keeps the look
+	// each second from taking the store's write lock when nothing is due.
+	if due, err := d.cfg.Store.DeliveryDue(ctx, now); err != nil || !due {
+		return false, err
+	}
 	var a store.Delivery
 	var ok bool
 	err = d.cfg.Store.Write(ctx, func(tx store.Tx) error {
