@@ -12,6 +12,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/jobs"
 	"github.com/caduceus-dev/caduceus/internal/run"
+	"github.com/caduceus-dev/caduceus/internal/schedule"
 	"github.com/caduceus-dev/caduceus/internal/store"
 )
 
@@ -35,33 +36,62 @@ type scheduleView struct {
 	Kind string `json:"kind"`
 	Expr string `json:"expr"`
 	TZ   string `json:"tz"`
+	// Words says the schedule for people (schedule.Describe).
+	Words string `json:"words"`
+}
+
+// jobDeliveryView is where a job's ended runs are told (h17-deliver).
+type jobDeliveryView struct {
+	Notify     bool     `json:"notify"`
+	WebhookIDs []string `json:"webhook_ids"`
+}
+
+func newJobDeliveryView(d store.JobDelivery) jobDeliveryView {
+	v := jobDeliveryView{Notify: d.Notify, WebhookIDs: d.WebhookIDs}
+	if v.WebhookIDs == nil {
+		v.WebhookIDs = []string{}
+	}
+	return v
+}
+
+// scheduleWords says a stored schedule; one stored before a rule changed
+// and no longer parsed is said as it is.
+func scheduleWords(kind, expr, tz string) string {
+	w, err := schedule.Describe(kind, expr, tz)
+	if err != nil {
+		return expr
+	}
+	return w
 }
 
 type jobView struct {
-	ID            string       `json:"id"`
-	Name          string       `json:"name"`
-	Prompt        string       `json:"prompt"`
-	ProfileID     string       `json:"profile_id"`
-	Workspace     string       `json:"workspace"`
-	Schedule      scheduleView `json:"schedule"`
-	Enabled       bool         `json:"enabled"`
-	RepeatLimit   int          `json:"repeat_limit"`
-	FireCount     int          `json:"fire_count"`
-	Overlap       string       `json:"overlap"`
-	Missed        string       `json:"missed"`
-	Session       string       `json:"session"`
-	SessionID     string       `json:"session_id"`
-	RunExpirySecs int64        `json:"run_expiry_seconds"`
-	NextFireAt    *event.Time  `json:"next_fire_at"`
-	LastRunID     string       `json:"last_run_id"`
-	LastRunStatus run.Status   `json:"last_run_status"`
-	CreatedAt     event.Time   `json:"created_at"`
-	UpdatedAt     event.Time   `json:"updated_at"`
+	ID            string          `json:"id"`
+	Name          string          `json:"name"`
+	Prompt        string          `json:"prompt"`
+	ProfileID     string          `json:"profile_id"`
+	Workspace     string          `json:"workspace"`
+	Schedule      scheduleView    `json:"schedule"`
+	Enabled       bool            `json:"enabled"`
+	RepeatLimit   int             `json:"repeat_limit"`
+	FireCount     int             `json:"fire_count"`
+	Overlap       string          `json:"overlap"`
+	Missed        string          `json:"missed"`
+	Session       string          `json:"session"`
+	SessionID     string          `json:"session_id"`
+	RunExpirySecs int64           `json:"run_expiry_seconds"`
+	Delivery      jobDeliveryView `json:"delivery"`
+	NextFireAt    *event.Time     `json:"next_fire_at"`
+	LastRunID     string          `json:"last_run_id"`
+	LastRunStatus run.Status      `json:"last_run_status"`
+	CreatedAt     event.Time      `json:"created_at"`
+	UpdatedAt     event.Time      `json:"updated_at"`
 }
 
 func newJobView(j store.Job) jobView {
 	v := jobView{ID: j.ID, Name: j.Name, Prompt: j.Prompt, ProfileID: j.ProfileID, Workspace: j.Workspace,
-		Schedule: scheduleView{Kind: j.ScheduleKind, Expr: j.ScheduleExpr, TZ: j.TZ}, Enabled: j.Enabled,
+		Schedule: scheduleView{Kind: j.ScheduleKind, Expr: j.ScheduleExpr, TZ: j.TZ,
+			Words: scheduleWords(j.ScheduleKind, j.ScheduleExpr, j.TZ)}, Enabled: j.Enabled,
+		Delivery:    newJobDeliveryView(j.Delivery),
 		RepeatLimit: j.RepeatLimit, FireCount: j.FireCount, Overlap: j.Overlap, Missed: j.Missed, Session: j.SessionPolicy,
 		SessionID: j.SessionID, RunExpirySecs: int64(j.RunExpiry / time.Second), LastRunID: j.LastRunID,
 		LastRunStatus: j.LastRunStatus, CreatedAt: event.Time{Time: j.CreatedAt}, UpdatedAt: event.Time{Time: j.UpdatedAt}}
@@ -89,6 +119,13 @@ type jobInput struct {
 	Missed        *string        `json:"missed"`
 	Session       *string        `json:"session"`
 	RunExpirySecs *int64         `json:"run_expiry_seconds"`
+	// Delivery replaces the job's delivery when given.
+	Delivery *jobDeliveryInput `json:"delivery"`
+}
+
+type jobDeliveryInput struct {
+	Notify     bool     `json:"notify"`
+	WebhookIDs []string `json:"webhook_ids"`
 }
 
 func (in jobInput) jobs() jobs.Input {
@@ -102,6 +139,9 @@ func (in jobInput) jobs() jobs.Input {
 	if in.RunExpirySecs != nil {
 		d := time.Duration(*in.RunExpirySecs) * time.Second
 		out.RunExpiry = &d
+	}
+	if in.Delivery != nil {
+		out.Delivery = &store.JobDelivery{Notify: in.Delivery.Notify, WebhookIDs: in.Delivery.WebhookIDs}
 	}
 	return out
 }
@@ -294,5 +334,6 @@ func (a *API) previewSchedule(w http.ResponseWriter, r *http.Request) {
 	for i, f := range fires {
 		out[i] = event.Time{Time: f}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"fires": out})
+	words := scheduleWords(q.Get("kind"), q.Get("expr"), q.Get("tz"))
+	writeJSON(w, http.StatusOK, map[string]any{"fires": out, "words": words})
 }

@@ -52,6 +52,9 @@ func (a *API) runView(r *http.Request, ru store.Run, q *queue, asOf int64) (runV
 		ru.Usage = control.SumUsage(evs)
 	}
 	v := newRunView(ru, cursor, pending)
+	if v.JobID, err = a.st.JobOfRun(r.Context(), ru.ID); err != nil {
+		return runView{}, err
+	}
 	if v.Paused, err = a.pausedOf(r, ru); err != nil {
 		return runView{}, err
 	}

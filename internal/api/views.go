@@ -84,7 +84,10 @@ type runView struct {
 	Paused *pausedView `json:"paused,omitempty"`
 	// Steered: the message sent (if_busy "steer") was stored for this
 	// running run's next step boundary rather than queued as a run.
-	Steered   bool       `json:"steered,omitempty"`
+	Steered bool `json:"steered,omitempty"`
+	// JobID is the scheduled job that started the run, "" for none
+	// (h17-deliver).
+	JobID     string     `json:"job_id"`
 	CreatedAt event.Time `json:"created_at"`
 	StartedAt event.Time `json:"started_at"`
 	EndedAt   event.Time `json:"ended_at"`

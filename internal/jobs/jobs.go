@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -39,12 +40,17 @@ const (
 const (
 	CodeInvalidSchedule = "invalid_schedule"
 	CodeInvalidJob      = "invalid_job"
+	// CodeUnknownWebhook: a job's delivery names a webhook that does not
+	// exist (or was deleted).
+	CodeUnknownWebhook = "unknown_webhook"
 )
 
 // Limits on what a job holds.
 const (
 	MaxNameBytes   = 200
 	MaxPromptBytes = 64 << 10
+	// MaxDeliveryWebhooks bounds the webhooks a job's runs are posted to.
+	MaxDeliveryWebhooks = 20
 )
 
 // Writer runs a transaction through the process's journal writer.
@@ -68,6 +74,8 @@ type Input struct {
 	Missed        *string
 	SessionPolicy *string
 	RunExpiry     *time.Duration
+	// Delivery replaces the job's delivery when set.
+	Delivery *store.JobDelivery
 }
 
 func invalid(code, msg string) error { return &control.Error{Code: code, Message: msg} }
@@ -102,6 +110,14 @@ func Apply(j store.Job, in Input, now time.Time) (store.Job, error) {
 	if in.RunExpiry != nil {
 		j.RunExpiry = *in.RunExpiry
 	}
+	if in.Delivery != nil {
+		j.Delivery = store.JobDelivery{Notify: in.Delivery.Notify}
+		for _, w := range in.Delivery.WebhookIDs {
+			if w = strings.TrimSpace(w); !slices.Contains(j.Delivery.WebhookIDs, w) {
+				j.Delivery.WebhookIDs = append(j.Delivery.WebhookIDs, w)
+			}
+		}
+	}
 	if j.ScheduleKind == "" {
 		j.ScheduleKind = schedule.KindCron
 	}
@@ -116,6 +132,8 @@ func Apply(j store.Job, in Input, now time.Time) (store.Job, error) {
 		return old, invalid(CodeInvalidJob, "missed must be one of skip, once")
 	case j.SessionPolicy != SessionNew && j.SessionPolicy != SessionAccumulate:
 		return old, invalid(CodeInvalidJob, "session must be one of new, accumulate")
+	case len(j.Delivery.WebhookIDs) > MaxDeliveryWebhooks:
+		return old, invalid(CodeInvalidJob, fmt.Sprintf("delivery names more than %d webhooks", MaxDeliveryWebhooks))
 	case j.RepeatLimit < 0:
 		return old, invalid(CodeInvalidJob, "repeat_limit must be 0 (no limit) or more")
 	case j.RunExpiry != 0 && (j.RunExpiry < control.MinExpiry || j.RunExpiry > control.MaxExpiry):
@@ -172,5 +190,23 @@ func Preview(kind, expr, tz string, now time.Time, n int) ([]time.Time, error) {
 // wrong.
 func IsInvalid(err error) bool {
 	var ce *control.Error
-	return errors.As(err, &ce) && (ce.Code == CodeInvalidJob || ce.Code == CodeInvalidSchedule)
+	return errors.As(err, &ce) && (ce.Code == CodeInvalidJob || ce.Code == CodeInvalidSchedule || ce.Code == CodeUnknownWebhook)
+}
+
+// CheckWebhooks checks that every webhook a job delivers to exists, read
+// in the transaction that stores the job so a webhook deleted meanwhile
+// cannot stay on its list.
+func CheckWebhooks(ctx context.Context, r interface {
+	GetWebhook(ctx context.Context, id string) (store.Webhook, error)
+}, d store.JobDelivery) error {
+	for _, w := range d.WebhookIDs {
+		_, err := r.GetWebhook(ctx, w)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && w == "") {
+			return invalid(CodeUnknownWebhook, fmt.Sprintf("delivery.webhook_ids names no webhook: %q", w))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

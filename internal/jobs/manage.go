@@ -17,7 +17,13 @@ func (s *Scheduler) Create(ctx context.Context, in Input) (store.Job, error) {
 	if err := s.checkProfile(ctx, j.ProfileID); err != nil {
 		return store.Job{}, err
 	}
-	if err := s.w.Do(ctx, func(tx store.Tx) error { return tx.InsertJob(ctx, j) }); err != nil {
+	err = s.w.Do(ctx, func(tx store.Tx) error {
+		if err := CheckWebhooks(ctx, tx, j.Delivery); err != nil {
+			return err
+		}
+		return tx.InsertJob(ctx, j)
+	})
+	if err != nil {
 		return store.Job{}, err
 	}
 	return s.st.GetJob(ctx, j.ID)
@@ -41,6 +47,11 @@ func (s *Scheduler) Update(ctx context.Context, jobID string, in Input) (store.J
 			next, err := Apply(j, in, s.cfg.Now().UTC())
 			if err != nil {
 				return err
+			}
+			if in.Delivery != nil {
+				if err := CheckWebhooks(ctx, tx, next.Delivery); err != nil {
+					return err
+				}
 			}
 			return tx.UpdateJob(ctx, next, j.NextFireAt)
 		})

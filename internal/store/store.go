@@ -471,6 +471,12 @@ type Reader interface {
 	GetJob(ctx context.Context, id string) (Job, error)
 	ListJobs(ctx context.Context) ([]Job, error)
 	JobRuns(ctx context.Context, jobID string, limit int) ([]JobRun, error)
+	// Job delivery (issue 17, h17-deliver). JobOfRun is the job that
+	// started a run ("" for none). DeliveryCursor is the journal id up to
+	// which ended runs were turned into deliveries; ok is false before
+	// any was kept.
+	JobOfRun(ctx context.Context, runID string) (string, error)
+	DeliveryCursor(ctx context.Context) (eventID int64, ok bool, err error)
 }
 
 // DecisionQuery selects approval.decided events (h16-policy). Every field
@@ -675,6 +681,9 @@ type Tx interface {
 	// sessionID: the job's last run (and its session, which an
 	// accumulating job reuses) and a row of its history.
 	RecordJobRun(ctx context.Context, r JobRun) error
+	// AdvanceDeliveryCursor moves the delivery cursor to eventID; a
+	// cursor already past it stays (several processes advance it).
+	AdvanceDeliveryCursor(ctx context.Context, eventID int64) error
 }
 
 // Job is a scheduled job (issue 17, h17-jobs): a prompt sent on a
@@ -705,8 +714,17 @@ type Job struct {
 	NextFireAt    time.Time     // zero: no further fire
 	LastRunID     string
 	LastRunStatus run.Status // read from the run; "" when none
+	Delivery      JobDelivery
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+}
+
+// JobDelivery is where a job's ended runs are told (h17-deliver): a
+// browser notification, and the webhooks named here besides those that
+// match the run by their own filter. Deleting a webhook removes it here.
+type JobDelivery struct {
+	Notify     bool
+	WebhookIDs []string // in the order given; nil when none
 }
 
 // JobRun is one run a job started (h17-jobs). FireAt is the due time the

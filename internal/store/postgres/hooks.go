@@ -143,6 +143,9 @@ func (t *txn) UpdateWebhook(ctx context.Context, w store.Webhook) error {
 }
 
 func (t *txn) DeleteWebhook(ctx context.Context, id string) error {
+	if err := t.dropJobWebhook(ctx, id); err != nil {
+		return err
+	}
 	if _, err := t.c.Exec(ctx, `DELETE FROM webhook_deliveries WHERE webhook_id = $1`, id); err != nil {
 		return fmt.Errorf("delete webhook deliveries: %w", err)
 	}

@@ -21,21 +21,27 @@ import (
 
 const jobCols = `j.id, j.name, j.prompt, j.profile_id, j.workspace, j.schedule_kind, j.schedule_expr, j.tz, j.enabled,
 	j.repeat_limit, j.fire_count, j.overlap, j.missed, j.session_policy, j.session_id, j.run_expiry_ms, j.next_fire_at_ms,
-	j.last_run_id, COALESCE(r.status, ''), j.created_at_ms, j.updated_at_ms`
+	j.last_run_id, COALESCE(r.status, ''), j.delivery_notify, j.delivery_webhooks, j.created_at_ms, j.updated_at_ms`
 
 const jobFrom = ` FROM jobs j LEFT JOIN runs r ON r.id = j.last_run_id`
 
 func scanJob(s pgx.Row) (store.Job, error) {
 	var j store.Job
 	var expiry, next, c, u int64
-	var status string
+	var status, hooks string
 	err := s.Scan(&j.ID, &j.Name, &j.Prompt, &j.ProfileID, &j.Workspace, &j.ScheduleKind, &j.ScheduleExpr, &j.TZ, &j.Enabled,
 		&j.RepeatLimit, &j.FireCount, &j.Overlap, &j.Missed, &j.SessionPolicy, &j.SessionID, &expiry, &next,
-		&j.LastRunID, &status, &c, &u)
+		&j.LastRunID, &status, &j.Delivery.Notify, &hooks, &c, &u)
+	if err != nil {
+		return j, err
+	}
+	if j.Delivery.WebhookIDs, err = decodeStrings(hooks); err != nil {
+		return j, fmt.Errorf("job %q delivery webhooks: %w", j.ID, err)
+	}
 	j.RunExpiry = time.Duration(expiry) * time.Millisecond
 	j.NextFireAt, j.CreatedAt, j.UpdatedAt = fromMS(next), fromMS(c), fromMS(u)
 	j.LastRunStatus = run.Status(status)
-	return j, err
+	return j, nil
 }
 
 func (r reader) GetJob(ctx context.Context, id string) (store.Job, error) {
@@ -84,10 +90,11 @@ func (r reader) JobRuns(ctx context.Context, jobID string, limit int) ([]store.J
 func (t *txn) InsertJob(ctx context.Context, j store.Job) error {
 	_, err := t.c.Exec(ctx, `INSERT INTO jobs (id, name, prompt, profile_id, workspace, schedule_kind, schedule_expr, tz,
 		enabled, repeat_limit, fire_count, overlap, missed, session_policy, session_id, run_expiry_ms, next_fire_at_ms, last_run_id,
-		created_at_ms, updated_at_ms) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)`,
+		delivery_notify, delivery_webhooks, created_at_ms, updated_at_ms)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22)`,
 		j.ID, j.Name, j.Prompt, j.ProfileID, j.Workspace, j.ScheduleKind, j.ScheduleExpr, j.TZ, j.Enabled, j.RepeatLimit,
 		j.FireCount, j.Overlap, j.Missed, j.SessionPolicy, j.SessionID, j.RunExpiry.Milliseconds(), ms(j.NextFireAt),
-		j.LastRunID, ms(j.CreatedAt), ms(j.UpdatedAt))
+		j.LastRunID, j.Delivery.Notify, stringsJSON(j.Delivery.WebhookIDs), ms(j.CreatedAt), ms(j.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("insert job: %w", err)
 	}
@@ -97,9 +104,11 @@ func (t *txn) InsertJob(ctx context.Context, j store.Job) error {
 func (t *txn) UpdateJob(ctx context.Context, j store.Job, readNext time.Time) error {
 	tag, err := t.c.Exec(ctx, `UPDATE jobs SET name = $1, prompt = $2, profile_id = $3, workspace = $4, schedule_kind = $5,
 		schedule_expr = $6, tz = $7, enabled = $8, repeat_limit = $9, overlap = $10, missed = $11, session_policy = $12,
-		run_expiry_ms = $13, next_fire_at_ms = $14, updated_at_ms = $15 WHERE id = $16 AND next_fire_at_ms = $17`,
+		run_expiry_ms = $13, next_fire_at_ms = $14, updated_at_ms = $15, delivery_notify = $18, delivery_webhooks = $19
+		WHERE id = $16 AND next_fire_at_ms = $17`,
 		j.Name, j.Prompt, j.ProfileID, j.Workspace, j.ScheduleKind, j.ScheduleExpr, j.TZ, j.Enabled, j.RepeatLimit, j.Overlap,
-		j.Missed, j.SessionPolicy, j.RunExpiry.Milliseconds(), ms(j.NextFireAt), ms(j.UpdatedAt), j.ID, ms(readNext))
+		j.Missed, j.SessionPolicy, j.RunExpiry.Milliseconds(), ms(j.NextFireAt), ms(j.UpdatedAt), j.ID, ms(readNext),
+		j.Delivery.Notify, stringsJSON(j.Delivery.WebhookIDs))
 	if err := oneJobRow(tag.RowsAffected(), err, "update job", j.ID); !errors.Is(err, store.ErrNotFound) {
 		return err
 	}

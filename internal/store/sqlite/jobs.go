@@ -18,21 +18,27 @@ import (
 
 const jobCols = `j.id, j.name, j.prompt, j.profile_id, j.workspace, j.schedule_kind, j.schedule_expr, j.tz, j.enabled,
 	j.repeat_limit, j.fire_count, j.overlap, j.missed, j.session_policy, j.session_id, j.run_expiry_ms, j.next_fire_at_ms,
-	j.last_run_id, COALESCE(r.status, ''), j.created_at_ms, j.updated_at_ms`
+	j.last_run_id, COALESCE(r.status, ''), j.delivery_notify, j.delivery_webhooks, j.created_at_ms, j.updated_at_ms`
 
 const jobFrom = ` FROM jobs j LEFT JOIN runs r ON r.id = j.last_run_id`
 
 func scanJob(s interface{ Scan(...any) error }) (store.Job, error) {
 	var j store.Job
 	var expiry, next, c, u int64
-	var status string
+	var status, hooks string
 	err := s.Scan(&j.ID, &j.Name, &j.Prompt, &j.ProfileID, &j.Workspace, &j.ScheduleKind, &j.ScheduleExpr, &j.TZ, &j.Enabled,
 		&j.RepeatLimit, &j.FireCount, &j.Overlap, &j.Missed, &j.SessionPolicy, &j.SessionID, &expiry, &next,
-		&j.LastRunID, &status, &c, &u)
+		&j.LastRunID, &status, &j.Delivery.Notify, &hooks, &c, &u)
+	if err != nil {
+		return j, err
+	}
+	if j.Delivery.WebhookIDs, err = decodeStrings(hooks); err != nil {
+		return j, fmt.Errorf("job %q delivery webhooks: %w", j.ID, err)
+	}
 	j.RunExpiry = time.Duration(expiry) * time.Millisecond
 	j.NextFireAt, j.CreatedAt, j.UpdatedAt = fromMS(next), fromMS(c), fromMS(u)
 	j.LastRunStatus = run.Status(status)
-	return j, err
+	return j, nil
 }
 
 func (r reader) GetJob(ctx context.Context, id string) (store.Job, error) {
@@ -87,10 +93,10 @@ func (r reader) JobRuns(ctx context.Context, jobID string, limit int) ([]store.J
 func (t *txn) InsertJob(ctx context.Context, j store.Job) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO jobs (id, name, prompt, profile_id, workspace, schedule_kind, schedule_expr, tz,
 		enabled, repeat_limit, fire_count, overlap, missed, session_policy, session_id, run_expiry_ms, next_fire_at_ms, last_run_id,
-		created_at_ms, updated_at_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		delivery_notify, delivery_webhooks, created_at_ms, updated_at_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		j.ID, j.Name, j.Prompt, j.ProfileID, j.Workspace, j.ScheduleKind, j.ScheduleExpr, j.TZ, j.Enabled, j.RepeatLimit,
 		j.FireCount, j.Overlap, j.Missed, j.SessionPolicy, j.SessionID, j.RunExpiry.Milliseconds(), ms(j.NextFireAt),
-		j.LastRunID, ms(j.CreatedAt), ms(j.UpdatedAt))
+		j.LastRunID, j.Delivery.Notify, stringsJSON(j.Delivery.WebhookIDs), ms(j.CreatedAt), ms(j.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("insert job: %w", err)
 	}
@@ -100,9 +106,10 @@ func (t *txn) InsertJob(ctx context.Context, j store.Job) error {
 func (t *txn) UpdateJob(ctx context.Context, j store.Job, readNext time.Time) error {
 	res, err := t.tx.ExecContext(ctx, `UPDATE jobs SET name = ?, prompt = ?, profile_id = ?, workspace = ?, schedule_kind = ?,
 		schedule_expr = ?, tz = ?, enabled = ?, repeat_limit = ?, overlap = ?, missed = ?, session_policy = ?, run_expiry_ms = ?,
-		next_fire_at_ms = ?, updated_at_ms = ? WHERE id = ? AND next_fire_at_ms = ?`,
+		next_fire_at_ms = ?, delivery_notify = ?, delivery_webhooks = ?, updated_at_ms = ? WHERE id = ? AND next_fire_at_ms = ?`,
 		j.Name, j.Prompt, j.ProfileID, j.Workspace, j.ScheduleKind, j.ScheduleExpr, j.TZ, j.Enabled, j.RepeatLimit, j.Overlap,
-		j.Missed, j.SessionPolicy, j.RunExpiry.Milliseconds(), ms(j.NextFireAt), ms(j.UpdatedAt), j.ID, ms(readNext))
+		j.Missed, j.SessionPolicy, j.RunExpiry.Milliseconds(), ms(j.NextFireAt), j.Delivery.Notify, stringsJSON(j.Delivery.WebhookIDs),
+		ms(j.UpdatedAt), j.ID, ms(readNext))
 	if err := oneRow(res, err, "update job", j.ID); !errors.Is(err, store.ErrNotFound) {
 		return err
 	}

@@ -5,6 +5,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -35,11 +36,11 @@ func testJobsCRUD(t *testing.T, open Open) {
 	for _, j := range []store.Job{b, a} {
 		write(t, db, func(tx store.Tx) error { return tx.InsertJob(ctx, j) })
 	}
-	if got, err := db.GetJob(ctx, "job-b"); err != nil || got != b {
+	if got, err := db.GetJob(ctx, "job-b"); err != nil || !reflect.DeepEqual(got, b) {
 		t.Fatalf("GetJob = %+v, %v; want %+v", got, err, b)
 	}
 	all, err := db.ListJobs(ctx)
-	if err != nil || len(all) != 2 || all[0] != a || all[1] != b {
+	if err != nil || len(all) != 2 || !reflect.DeepEqual(all[0], a) || !reflect.DeepEqual(all[1], b) {
 		t.Fatalf("ListJobs = %+v, %v; want by name", all, err)
 	}
 	// UpdateJob writes the settings but not the fire count, last run or
@@ -51,7 +52,7 @@ func testJobsCRUD(t *testing.T, open Open) {
 	write(t, db, func(tx store.Tx) error { return tx.UpdateJob(ctx, b2, b.NextFireAt) })
 	want := b2
 	want.FireCount, want.LastRunID, want.SessionID = 0, "", ""
-	if got, err := db.GetJob(ctx, "job-b"); err != nil || got != want {
+	if got, err := db.GetJob(ctx, "job-b"); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("GetJob after update = %+v, %v; want %+v", got, err, want)
 	}
 	err = db.Write(ctx, func(tx store.Tx) error { return tx.UpdateJob(ctx, sampleJob("job-x", "x", time.Time{}), time.Time{}) })

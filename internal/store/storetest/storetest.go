@@ -105,6 +105,10 @@ func Run(t *testing.T, open Open) {
 		{"JobsCRUD", testJobsCRUD},
 		{"ClaimDueJobs", testClaimDueJobs},
 		{"ClaimDueJobsConcurrent", testClaimDueJobsConcurrent},
+		// Job delivery and the delivery cursor (issue 17, h17-deliver).
+		{"JobDelivery", testJobDelivery},
+		{"JobOfRun", testJobOfRun},
+		{"DeliveryCursor", testDeliveryCursor},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

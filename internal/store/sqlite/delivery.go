@@ -1,0 +1,80 @@
+package sqlite
+
+// Job delivery and the delivery cursor (issue 17, h17-deliver).
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// deliveryCursorName names the one cursor row.
+const deliveryCursorName = "webhooks"
+
+func (r reader) JobOfRun(ctx context.Context, runID string) (string, error) {
+	var jobID string
+	err := r.queryRow(ctx, `SELECT job_id FROM job_runs WHERE run_id = ?`, runID).Scan(&jobID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("job of run %s: %w", runID, err)
+	}
+	return jobID, nil
+}
+
+func (r reader) DeliveryCursor(ctx context.Context) (int64, bool, error) {
+	var id int64
+	err := r.queryRow(ctx, `SELECT event_id FROM delivery_cursor WHERE name = ?`, deliveryCursorName).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("delivery cursor: %w", err)
+	}
+	return id, true, nil
+}
+
+func (t *txn) AdvanceDeliveryCursor(ctx context.Context, eventID int64) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO delivery_cursor (name, event_id) VALUES (?, ?)
+		ON CONFLICT (name) DO UPDATE SET event_id = MAX(event_id, excluded.event_id)`, deliveryCursorName, eventID)
+	if err != nil {
+		return fmt.Errorf("advance delivery cursor: %w", err)
+	}
+	return nil
+}
+
+// dropJobWebhook removes a deleted webhook from every job's delivery.
+func (t *txn) dropJobWebhook(ctx context.Context, webhookID string) error {
+	rows, err := t.tx.QueryContext(ctx, `SELECT id, delivery_webhooks FROM jobs WHERE delivery_webhooks <> '[]'`)
+	if err != nil {
+		return fmt.Errorf("jobs delivering to webhook %s: %w", webhookID, err)
+	}
+	changed := map[string][]string{}
+	for rows.Next() {
+		var jobID, hooks string
+		if err := rows.Scan(&jobID, &hooks); err != nil {
+			rows.Close()
+			return fmt.Errorf("jobs delivering to webhook %s: %w", webhookID, err)
+		}
+		ids, err := decodeStrings(hooks)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("job %q delivery webhooks: %w", jobID, err)
+		}
+		if slices.Contains(ids, webhookID) {
+			changed[jobID] = slices.DeleteFunc(ids, func(s string) bool { return s == webhookID })
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for jobID, ids := range changed {
+		if _, err := t.tx.ExecContext(ctx, `UPDATE jobs SET delivery_webhooks = ? WHERE id = ?`, stringsJSON(ids), jobID); err != nil {
+			return fmt.Errorf("drop webhook %s from job %s: %w", webhookID, jobID, err)
+		}
+	}
+	return nil
+}
