@@ -208,8 +208,12 @@ func TestUIJobResultToast(t *testing.T) {
 	}
 	b := openBrowser(t, s)
 	b.navigate("/#settings/scheduled")
-	// Every toast the page shows, in order, by run.
+	// Every toast the page shows, in order, by run; and every system
+	// notification, through a stand-in for the browser's (headless
+	// chromium grants none): permission granted, nothing muted.
 	eval[chromedp.Void](b, `(() => {
+		window.__notes = [];
+		window.Notification = class { static permission = "granted"; constructor(title, o) { window.__notes.push([title, o.tag]); } close() {} };
 		window.__jobToasts = []; let cur = null;
 		new MutationObserver(() => {
 			const now = document.querySelector('[data-testid=job-toast]')?.dataset.run ?? null;
@@ -262,5 +266,16 @@ func TestUIJobResultToast(t *testing.T) {
 	}
 	if !seen[run] {
 		t.Errorf("the log %v misses the toast's run %s", toasts, run)
+	}
+	// A system notification for each run told, tagged by its run (so two
+	// tabs make one), and none other.
+	notes := eval[[][]string](b, "window.__notes")
+	if len(notes) != len(toasts) {
+		t.Errorf("%d notifications for %d toasts: %v", len(notes), len(toasts), notes)
+	}
+	for i, n := range notes {
+		if i < len(toasts) && (n[1] != "job-result-"+toasts[i] || !strings.Contains(n[0], "“Ticker” completed")) {
+			t.Errorf("notification %d is %v, want Ticker's result tagged by run %s", i, n, toasts[i])
+		}
 	}
 }
