@@ -279,3 +279,64 @@ func TestUIJobResultToast(t *testing.T) {
 		}
 	}
 }
+
+// The editor's delivery: a checklist of the configured webhooks; the list
+// says the delivery in short; a webhook deleted while the editor was open
+// is refused beside the delivery and changes nothing.
+func TestUIJobWebhookDelivery(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("done"))), e2etest.WithApprovalMode("off"))
+	hook := func(name string) string {
+		var h struct {
+			ID string `json:"id"`
+		}
+		if c := e2etest.Do(t, "POST", s.URL+"/api/webhooks", map[string]any{"name": name, "url": "https://example.com/" + name}, &h); c != http.StatusCreated {
+			t.Fatalf("create webhook %s: %d", name, c)
+		}
+		return h.ID
+	}
+	ops, chat := hook("ops"), hook("chat")
+	var j jobJSON
+	if c := e2etest.Do(t, "POST", s.URL+"/api/jobs", map[string]any{"name": "Report", "prompt": "report",
+		"schedule": map[string]any{"kind": "cron", "expr": "0 9 * * *", "tz": "UTC"}}, &j); c != http.StatusCreated {
+		t.Fatalf("create job: %d", c)
+	}
+	b := openBrowser(t, s)
+	b.navigate("/#settings/scheduled")
+	row := jobRowSel("Report")
+	short := q(row + " [data-testid=job-delivery-short]")
+	b.waitJS("no delivery in short", short+"?.textContent === 'no delivery'")
+
+	b.click(row + " [data-testid=job-edit]")
+	b.click("[data-testid=job-notify]")
+	b.click("[data-testid=job-webhook][data-id='" + chat + "']")
+	b.click("[data-testid=job-webhook][data-id='" + ops + "']")
+	b.click("[data-testid=job-save]")
+	b.waitGone("[data-testid=job-form]")
+	b.waitJS("the delivery in short", short+"?.textContent === 'notify · 2 webhooks'")
+	d := jobNamed(t, s, "Report").Delivery
+	if d == nil || !d.Notify || strings.Join(d.WebhookIDs, ",") != chat+","+ops {
+		t.Fatalf("delivery %+v, want notify and [%s %s] in the order checked", d, chat, ops)
+	}
+
+	// The editor opens with the job's delivery checked; a webhook deleted
+	// meanwhile is refused beside the delivery.
+	b.click(row + " [data-testid=job-edit]")
+	b.waitJS("both webhooks checked", qa("[data-testid=job-webhook]:checked")+".length === 2")
+	if !eval[bool](b, q("[data-testid=job-notify]")+".checked") {
+		t.Errorf("the editor opened with notify unchecked")
+	}
+	b.click("[data-testid=job-notify]")
+	if c := e2etest.Do(t, "DELETE", s.URL+"/api/webhooks/"+chat, nil, nil); c != http.StatusNoContent && c != http.StatusOK {
+		t.Fatalf("delete webhook: %d", c)
+	}
+	b.click("[data-testid=job-save]")
+	b.waitVisible("[data-testid=job-error-delivery]")
+	if d := jobNamed(t, s, "Report").Delivery; d == nil || !d.Notify {
+		t.Errorf("a refused save changed the delivery: %+v", d)
+	}
+	b.click("[data-testid=job-webhook][data-id='" + chat + "']")
+	b.click("[data-testid=job-save]")
+	b.waitGone("[data-testid=job-form]")
+	b.waitJS("the delivery in short", short+"?.textContent === '1 webhook'")
+}

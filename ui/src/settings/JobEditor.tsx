@@ -57,6 +57,7 @@ function fieldOf(e: ActionError): string {
   const f = e.details?.field;
   if (typeof f === "string") return f;
   if (e.code === "invalid_schedule") return "schedule";
+  if (e.code === "unknown_webhook") return "delivery";
   const m = /^(name|prompt|profile_id|workspace|overlap|missed|session|repeat_limit|run_expiry|delivery|webhook)/.exec(e.message);
   if (!m) return "";
   return m[1] === "run_expiry" ? "run_expiry_seconds" : m[1] === "webhook" ? "delivery" : m[1];
