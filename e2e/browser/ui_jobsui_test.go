@@ -58,6 +58,27 @@ func jobNamed(t *testing.T, s *e2etest.Server, name string) jobJSON {
 	return jobJSON{}
 }
 
+// clickInForm clicks sel inside the long editor form: brought to the
+// middle of the view and left a couple of frames first, so that the
+// harness's own scroll (to the nearest edge) has nothing left to move
+// between where it measures and where it clicks on a loaded machine.
+func clickInForm(b *browser, sel string) {
+	b.t.Helper()
+	b.waitVisible(sel)
+	eval[chromedp.Void](b, q(sel)+".scrollIntoView({block: 'center'})")
+	b.frames(2)
+	b.click(sel)
+}
+
+// openEditor opens the editor of the job in row and waits until it has
+// taken the keyboard: its focus() scrolls the page, which would otherwise
+// move the next click's target away on a loaded machine.
+func openEditor(b *browser, row string) {
+	b.t.Helper()
+	b.click(row + " [data-testid=job-edit]")
+	b.waitJS("the editor to take the keyboard", "document.activeElement === "+q(row+" [data-testid=job-name]"))
+}
+
 // jobRowSel is the row of the job named name.
 func jobRowSel(name string) string { return "[data-testid=job-row][data-name='" + name + "']" }
 
@@ -79,7 +100,7 @@ func TestUIJobEditor(t *testing.T) {
 	if eval[bool](b, q("[data-testid=job-webhook]")+" !== null") || !b.visible("[data-testid=job-no-webhooks] a[href='#settings/webhooks']") {
 		t.Errorf("with no webhook configured the delivery should link to the Webhooks section")
 	}
-	b.click("[data-testid=job-save]")
+	clickInForm(b, "[data-testid=job-save]")
 	b.waitVisible(jobRowSel("Nightly"))
 	b.waitGone("[data-testid=job-form]")
 	b.waitJS("the row's words", q(jobRowSel("Nightly")+" [data-testid=job-schedule]")+"?.textContent.includes('02:30')")
@@ -91,8 +112,7 @@ func TestUIJobEditor(t *testing.T) {
 	// Edit in place: filled with the job; an invalid expression shows the
 	// error and disables Save; a valid one changes preview and words.
 	row := jobRowSel("Nightly")
-	b.click(row + " [data-testid=job-edit]")
-	b.waitVisible(row + " [data-testid=job-form]")
+	openEditor(b, row)
 	if got := eval[string](b, q("[data-testid=job-name]")+".value"); got != "Nightly" {
 		t.Errorf("the editor's name reads %q, want the job's", got)
 	}
@@ -114,7 +134,7 @@ func TestUIJobEditor(t *testing.T) {
 		t.Fatalf("Save stays disabled with a valid schedule")
 	}
 	eval[chromedp.Void](b, q("[data-testid=job-expiry]")+".value = '1800'; "+q("[data-testid=job-expiry]")+".dispatchEvent(new Event('change', {bubbles: true}))")
-	b.click("[data-testid=job-save]")
+	clickInForm(b, "[data-testid=job-save]")
 	b.waitGone("[data-testid=job-form]")
 	words := row + " [data-testid=job-schedule]"
 	b.waitJS("the row's new words", q(words)+"?.textContent.includes('07:15')")
@@ -135,13 +155,13 @@ func TestUIJobEditor(t *testing.T) {
 	}
 
 	// Cancel restores: what was typed is gone when the editor opens again.
-	b.click(row + " [data-testid=job-edit]")
+	openEditor(b, row)
 	setField(b, "[data-testid=job-name]", "Renamed")
 	setField(b, "[data-testid=job-expr]", "0 0 * * *")
-	b.click("[data-testid=job-cancel]")
+	clickInForm(b, "[data-testid=job-cancel]")
 	b.waitGone("[data-testid=job-form]")
 	b.waitJS("the keyboard back on Edit", "document.activeElement === "+q(row+" [data-testid=job-edit]"))
-	b.click(row + " [data-testid=job-edit]")
+	openEditor(b, row)
 	if got := eval[string](b, q("[data-testid=job-name]")+".value"); got != "Nightly" {
 		t.Errorf("after Cancel the editor's name reads %q", got)
 	}
@@ -154,7 +174,7 @@ func TestUIJobEditor(t *testing.T) {
 	// A refusal from the server shows beside its field, and changes nothing.
 	setField(b, "[data-testid=job-name]", "")
 	eval[chromedp.Void](b, q("[data-testid=job-name]")+".removeAttribute('required')")
-	b.click("[data-testid=job-save]")
+	clickInForm(b, "[data-testid=job-save]")
 	b.waitVisible("[data-testid=job-error-name]")
 	b.waitJS("the keyboard on the refused field", "document.activeElement === "+q("[data-testid=job-name]"))
 	b.press("Escape")
@@ -177,7 +197,7 @@ func TestUIJobEditor(t *testing.T) {
 			p.waitVisible(row)
 			for _, shot := range []string{"list", "editor"} {
 				if shot == "editor" {
-					p.click(row + " [data-testid=job-edit]")
+					openEditor(p, row)
 					p.waitJS("the preview", q("[data-testid=job-preview]")+"?.querySelectorAll('li').length === 5")
 				}
 				p.frames(3)
@@ -189,7 +209,7 @@ func TestUIJobEditor(t *testing.T) {
 					t.Errorf("%s %s %s: sticking out on the right: %v", shot, w.name, scheme, wide)
 				}
 			}
-			p.click("[data-testid=job-cancel]")
+			clickInForm(p, "[data-testid=job-cancel]")
 			p.waitGone("[data-testid=job-form]")
 		}
 	}
@@ -226,9 +246,9 @@ func TestUIJobResultToast(t *testing.T) {
 	// A run of the job without notify ends: no toast.
 	waitAPI(t, "a run of Ticker to end", func() bool { return jobNamed(t, s, "Ticker").LastRunStatus == "completed" })
 	quiet := jobNamed(t, s, "Ticker").LastRunID
-	b.click(jobRowSel("Ticker") + " [data-testid=job-edit]")
-	b.click("[data-testid=job-notify]")
-	b.click("[data-testid=job-save]")
+	openEditor(b, jobRowSel("Ticker"))
+	clickInForm(b, "[data-testid=job-notify]")
+	clickInForm(b, "[data-testid=job-save]")
 	b.waitGone("[data-testid=job-form]")
 	if d := jobNamed(t, s, "Ticker").Delivery; d == nil || !d.Notify {
 		t.Fatalf("the saved job's delivery is %+v, want notify", d)
@@ -307,11 +327,11 @@ func TestUIJobWebhookDelivery(t *testing.T) {
 	short := q(row + " [data-testid=job-delivery-short]")
 	b.waitJS("no delivery in short", short+"?.textContent === 'no delivery'")
 
-	b.click(row + " [data-testid=job-edit]")
-	b.click("[data-testid=job-notify]")
-	b.click("[data-testid=job-webhook][data-id='" + chat + "']")
-	b.click("[data-testid=job-webhook][data-id='" + ops + "']")
-	b.click("[data-testid=job-save]")
+	openEditor(b, row)
+	clickInForm(b, "[data-testid=job-notify]")
+	clickInForm(b, "[data-testid=job-webhook][data-id='"+chat+"']")
+	clickInForm(b, "[data-testid=job-webhook][data-id='"+ops+"']")
+	clickInForm(b, "[data-testid=job-save]")
 	b.waitGone("[data-testid=job-form]")
 	b.waitJS("the delivery in short", short+"?.textContent === 'notify · 2 webhooks'")
 	d := jobNamed(t, s, "Report").Delivery
@@ -321,22 +341,22 @@ func TestUIJobWebhookDelivery(t *testing.T) {
 
 	// The editor opens with the job's delivery checked; a webhook deleted
 	// meanwhile is refused beside the delivery.
-	b.click(row + " [data-testid=job-edit]")
+	openEditor(b, row)
 	b.waitJS("both webhooks checked", qa("[data-testid=job-webhook]:checked")+".length === 2")
 	if !eval[bool](b, q("[data-testid=job-notify]")+".checked") {
 		t.Errorf("the editor opened with notify unchecked")
 	}
-	b.click("[data-testid=job-notify]")
+	clickInForm(b, "[data-testid=job-notify]")
 	if c := e2etest.Do(t, "DELETE", s.URL+"/api/webhooks/"+chat, nil, nil); c != http.StatusNoContent && c != http.StatusOK {
 		t.Fatalf("delete webhook: %d", c)
 	}
-	b.click("[data-testid=job-save]")
+	clickInForm(b, "[data-testid=job-save]")
 	b.waitVisible("[data-testid=job-error-delivery]")
 	if d := jobNamed(t, s, "Report").Delivery; d == nil || !d.Notify {
 		t.Errorf("a refused save changed the delivery: %+v", d)
 	}
-	b.click("[data-testid=job-webhook][data-id='" + chat + "']")
-	b.click("[data-testid=job-save]")
+	clickInForm(b, "[data-testid=job-webhook][data-id='"+chat+"']")
+	clickInForm(b, "[data-testid=job-save]")
 	b.waitGone("[data-testid=job-form]")
 	b.waitJS("the delivery in short", short+"?.textContent === '1 webhook'")
 }

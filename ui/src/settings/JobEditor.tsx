@@ -191,7 +191,7 @@ export function JobEditor(props: { job: Job | null; onSaved: () => Promise<void>
                 onInput={(e) => setSched("tz", e.currentTarget.value)} /></label>
           )}
         </div>
-        <div id={id("schedule-preview")} aria-live="polite">
+        <div class="job-preview-area" id={id("schedule-preview")} aria-live="polite">
           {schedBad ? <p class="form-error" data-testid="job-preview-error">{preview.error}</p> : (
             <>
               <p class="job-words" data-testid="job-preview-words">{preview.words || "…"}</p>
