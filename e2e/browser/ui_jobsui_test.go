@@ -7,6 +7,7 @@ package browser
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -257,6 +258,8 @@ func TestUIJobResultToast(t *testing.T) {
 
 	b.waitJSFor("the toast of Ticker's run", q("[data-testid=job-toast]")+"?.textContent.includes('Scheduled job “Ticker” completed')", 20*time.Second)
 	run := b.attr("[data-testid=job-toast]", "data-run")
+	b.frames(20) // past the toast's slide-in
+	t.Logf("screenshot: %s", b.screenshot(screenshotDir(t), "jobs-result-toast"))
 	b.click("[data-testid=job-toast-open]")
 	b.waitGone("[data-testid=job-toast]")
 	var rv struct {
@@ -297,6 +300,20 @@ func TestUIJobResultToast(t *testing.T) {
 		if i < len(toasts) && (n[1] != "job-result-"+toasts[i] || !strings.Contains(n[0], "“Ticker” completed")) {
 			t.Errorf("notification %d is %v, want Ticker's result tagged by run %s", i, n, toasts[i])
 		}
+	}
+
+	// Muted (the bell's switch), the page still shows the toast, and the
+	// system stays quiet.
+	eval[chromedp.Void](b, "localStorage.setItem('caduceus.notifications.muted', '1')")
+	if c := e2etest.Do(t, "POST", s.URL+"/api/jobs/"+j.ID+"/resume", nil, nil); c != http.StatusOK {
+		t.Fatalf("resume: %d", c)
+	}
+	b.waitJSFor("a toast of a later run", "window.__jobToasts.length > "+strconv.Itoa(len(toasts)), 20*time.Second)
+	if c := e2etest.Do(t, "POST", s.URL+"/api/jobs/"+j.ID+"/pause", nil, nil); c != http.StatusOK {
+		t.Fatalf("pause: %d", c)
+	}
+	if got := eval[int](b, "window.__notes.length"); got != len(notes) {
+		t.Errorf("muted, the page still raised system notifications: %v", eval[[][]string](b, "window.__notes"))
 	}
 }
 
