@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -357,6 +359,16 @@ func TestCLIJobs(t *testing.T) {
 	r := runCLI(t, "", []string{"CADUCEUS_SERVER=" + s.URL}, "jobs")
 	if r.code != 0 || (r.stdout != "this server has no scheduled jobs\n" && r.stdout != "no scheduled jobs\n") {
 		t.Errorf("jobs: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	// The list shows a job's schedule in words and its next fire time.
+	if c := e2etest.Do(t, "POST", s.URL+"/api/jobs", map[string]any{"name": "morning report", "prompt": "report",
+		"schedule": map[string]any{"expr": "0 9 * * 1-5", "tz": "Europe/Berlin"}}, nil); c != http.StatusCreated {
+		t.Fatalf("create job: %d", c)
+	}
+	r = runCLI(t, "", []string{"CADUCEUS_SERVER=" + s.URL}, "jobs")
+	if r.code != 0 || !strings.Contains(r.stdout, "every weekday at 09:00, Europe/Berlin") || strings.Contains(r.stdout, "map[") ||
+		!regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d`).MatchString(r.stdout) {
+		t.Errorf("jobs with one: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }
 

@@ -90,7 +90,8 @@ func testJobFiresOnceAcrossProcesses(t *testing.T, dbArgs []string) {
 }
 
 // The only process is down across several due times: with missed "once"
-// exactly one catch-up run follows the restart; with "skip" none.
+// exactly one catch-up run follows the restart; with "skip" none. On
+// both stores (h17-deliver).
 func TestJobMissedWhileDown(t *testing.T) {
 	for _, tc := range []struct {
 		missed string
@@ -98,52 +99,56 @@ func TestJobMissedWhileDown(t *testing.T) {
 	}{{"once", 1}, {"skip", 0}} {
 		t.Run(tc.missed, func(t *testing.T) {
 			t.Parallel()
-			dataDir, ws := t.TempDir(), t.TempDir()
-			sp := e2etest.WriteScript(t, e2etest.Script(e2etest.Turn(e2etest.Text("tick"))))
-			web := e2etest.StartServe(t, binary, dataDir, ws, sp)
-			id := createJob(t, web.URL, map[string]any{"name": "every two", "prompt": "tick", "missed": tc.missed,
-				"schedule": map[string]any{"kind": "interval", "expr": "every 2s"}, "overlap": "queue"})
-			time.Sleep(3 * time.Second)
-			if err := web.Stop(t, syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-			// Down for 9 s: four or five due times pass, the oldest more
-			// than the scheduler's 5 s grace late.
-			time.Sleep(9 * time.Second)
-			restarting := time.Now()
-			web2 := e2etest.StartServe(t, binary, dataDir, ws, sp)
-			time.Sleep(3 * time.Second)
-			if c := e2etest.Do(t, "POST", web2.URL+"/api/jobs/"+id+"/pause", nil, nil); c != http.StatusOK {
-				t.Fatalf("pause: %d", c)
-			}
-			time.Sleep(time.Second)
-			fires := jobFires(t, web2.URL, id)
-			// Which process fired a due time is told by when its run was
-			// queued: one due while the first was shutting down is missed
-			// too, though it came before the stop returned.
-			var catchUp, before, after int
-			for _, f := range fires {
-				var r struct {
-					CreatedAt time.Time `json:"created_at"`
-				}
-				if c := e2etest.Do(t, "GET", web2.URL+"/api/runs/"+f.RunID, nil, &r); c != http.StatusOK {
-					t.Fatalf("run %s: %d", f.RunID, c)
-				}
-				switch {
-				case r.CreatedAt.Before(restarting):
-					before++
-				case f.FireAt.Before(restarting):
-					catchUp++
-				default:
-					after++
-				}
-			}
-			if before == 0 || after == 0 {
-				t.Fatalf("fires before the stop %d, after the restart %d: want some of each (%+v)", before, after, fires)
-			}
-			if catchUp != tc.want {
-				t.Fatalf("%d catch-up runs for the due times missed while down, want %d (%+v)", catchUp, tc.want, fires)
-			}
+			e2etest.EachStore(t, pg, func(t *testing.T, dbArgs []string) { testJobMissedWhileDown(t, dbArgs, tc.missed, tc.want) })
 		})
+	}
+}
+
+func testJobMissedWhileDown(t *testing.T, dbArgs []string, missed string, want int) {
+	dataDir, ws := t.TempDir(), t.TempDir()
+	sp := e2etest.WriteScript(t, e2etest.Script(e2etest.Turn(e2etest.Text("tick"))))
+	web := e2etest.StartServe(t, binary, dataDir, ws, sp, dbArgs...)
+	id := createJob(t, web.URL, map[string]any{"name": "every two", "prompt": "tick", "missed": missed,
+		"schedule": map[string]any{"kind": "interval", "expr": "every 2s"}, "overlap": "queue"})
+	time.Sleep(3 * time.Second)
+	if err := web.Stop(t, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// Down for 9 s: four or five due times pass, the oldest more
+	// than the scheduler's 5 s grace late.
+	time.Sleep(9 * time.Second)
+	restarting := time.Now()
+	web2 := e2etest.StartServe(t, binary, dataDir, ws, sp, dbArgs...)
+	time.Sleep(3 * time.Second)
+	if c := e2etest.Do(t, "POST", web2.URL+"/api/jobs/"+id+"/pause", nil, nil); c != http.StatusOK {
+		t.Fatalf("pause: %d", c)
+	}
+	time.Sleep(time.Second)
+	fires := jobFires(t, web2.URL, id)
+	// Which process fired a due time is told by when its run was
+	// queued: one due while the first was shutting down is missed
+	// too, though it came before the stop returned.
+	var catchUp, before, after int
+	for _, f := range fires {
+		var r struct {
+			CreatedAt time.Time `json:"created_at"`
+		}
+		if c := e2etest.Do(t, "GET", web2.URL+"/api/runs/"+f.RunID, nil, &r); c != http.StatusOK {
+			t.Fatalf("run %s: %d", f.RunID, c)
+		}
+		switch {
+		case r.CreatedAt.Before(restarting):
+			before++
+		case f.FireAt.Before(restarting):
+			catchUp++
+		default:
+			after++
+		}
+	}
+	if before == 0 || after == 0 {
+		t.Fatalf("fires before the stop %d, after the restart %d: want some of each (%+v)", before, after, fires)
+	}
+	if catchUp != want {
+		t.Fatalf("%d catch-up runs for the due times missed while down, want %d (%+v)", catchUp, want, fires)
 	}
 }

@@ -109,11 +109,26 @@ func TestJobDelivery(t *testing.T) {
 		if rv.JobID == nil || *rv.JobID != j.ID {
 			t.Fatalf("run of a job: job_id %v, want %s", rv.JobID, j.ID)
 		}
+		// The session's run list says so too (read for the list at once).
+		var listed struct {
+			Runs []struct {
+				ID    string `json:"id"`
+				JobID string `json:"job_id"`
+			} `json:"runs"`
+		}
+		e.req("GET", "/api/sessions/"+started.SessionID+"/runs", "").decode(t, &listed)
+		if len(listed.Runs) != 1 || listed.Runs[0].ID != started.RunID || listed.Runs[0].JobID != j.ID {
+			t.Fatalf("the job session's runs = %+v", listed.Runs)
+		}
 		other := e.send(t, e.session(t).ID, "hello")
 		rv.JobID = nil
 		e.req("GET", "/api/runs/"+other.ID, "").decode(t, &rv)
 		if rv.JobID == nil || *rv.JobID != "" {
 			t.Fatalf("run of no job: job_id %v, want \"\"", rv.JobID)
+		}
+		e.req("GET", "/api/sessions/"+other.SessionID+"/runs", "").decode(t, &listed)
+		if len(listed.Runs) != 1 || listed.Runs[0].JobID != "" {
+			t.Fatalf("another session's runs = %+v", listed.Runs)
 		}
 	})
 }

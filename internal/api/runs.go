@@ -22,7 +22,10 @@ import (
 // after a "running" row that takes in the run's run.done left the run
 // running in the browser (TestUIVersions). So the cursor is capped at
 // asOf, or, without one, ru is read again after the cursor.
-func (a *API) runView(r *http.Request, ru store.Run, q *queue, asOf int64) (runView, error) {
+//
+// jobOf maps a list's runs to their jobs (JobsOfRuns, one read for the
+// list); nil reads the run's job alone.
+func (a *API) runView(r *http.Request, ru store.Run, q *queue, asOf int64, jobOf map[string]string) (runView, error) {
 	cursor, err := a.st.RunCursor(r.Context(), ru.ID)
 	if err != nil {
 		return runView{}, err
@@ -52,7 +55,9 @@ func (a *API) runView(r *http.Request, ru store.Run, q *queue, asOf int64) (runV
 		ru.Usage = control.SumUsage(evs)
 	}
 	v := newRunView(ru, cursor, pending)
-	if v.JobID, err = a.st.JobOfRun(r.Context(), ru.ID); err != nil {
+	if jobOf != nil {
+		v.JobID = jobOf[ru.ID]
+	} else if v.JobID, err = a.st.JobOfRun(r.Context(), ru.ID); err != nil {
 		return runView{}, err
 	}
 	if v.Paused, err = a.pausedOf(r, ru); err != nil {
@@ -87,7 +92,7 @@ func waits(ru store.Run) bool {
 }
 
 func (a *API) writeRun(w http.ResponseWriter, r *http.Request, status int, ru store.Run) {
-	v, err := a.runView(r, ru, nil, 0)
+	v, err := a.runView(r, ru, nil, 0, nil)
 	if err != nil {
 		a.fail(w, r, err)
 		return

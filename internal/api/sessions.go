@@ -307,7 +307,7 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.opt.Tracer.TagRun(r.Context(), ru.ID)
-	v, err := a.runView(r, ru, nil, 0)
+	v, err := a.runView(r, ru, nil, 0, nil)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -359,9 +359,18 @@ func (a *API) listSessionRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		q = &rq
 	}
+	ids := make([]string, len(runs))
+	for i, ru := range runs {
+		ids[i] = ru.ID
+	}
+	jobOf, err := a.st.JobsOfRuns(r.Context(), ids)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	out := make([]runView, 0, len(runs))
 	for _, ru := range runs {
-		v, err := a.runView(r, ru, q, asOf)
+		v, err := a.runView(r, ru, q, asOf, jobOf)
 		if err != nil {
 			a.fail(w, r, err)
 			return

@@ -165,7 +165,7 @@ func TestRunViewCursorNotAheadOfStatus(t *testing.T) {
 				}
 			}}
 			a := &API{st: st}
-			v, err := a.runView(httptest.NewRequest("GET", "/api/sessions/"+sid+"/runs", nil), ru, nil, asOf)
+			v, err := a.runView(httptest.NewRequest("GET", "/api/sessions/"+sid+"/runs", nil), ru, nil, asOf, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

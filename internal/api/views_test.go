@@ -59,7 +59,8 @@ var (
 		"pinned", "archived_at", "project_id", // organising sessions
 		"profile_id"} // h16-profiles
 	runKeys = []string{"id", "session_id", "status", "terminal", "input", "model", "attempt", "retries", "max_retries",
-		"last_event_id", "last_seq", "controls", "pending_request_ids", "usage", "created_at", "started_at", "ended_at"}
+		"last_event_id", "last_seq", "controls", "pending_request_ids", "usage", "created_at", "started_at", "ended_at",
+		"job_id"} // h17-deliver
 )
 
 // The resources' JSON shapes through their life: which members are

@@ -77,8 +77,8 @@ type App struct {
 	// the retry setting.
 	settings *settings.Service
 	control  *control.Service
-	// hooks delivers outgoing webhooks (issue 17, h17-hooks); the web
-	// tier's, nil for a runner process.
+	// hooks delivers outgoing webhooks (issue 17, h17-hooks); every
+	// process has one (h17-deliver).
 	hooks *hook.Deliverer
 	// jobs fires scheduled jobs (h17-jobs); its loop runs in a process
 	// that runs runs, and the API's "run now" uses it everywhere.
@@ -235,6 +235,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.close()
 		return nil, err
 	}
+	// Outgoing webhooks (h17-hooks, h17-deliver): every process, web tier
+	// or runner, watches runs end from the delivery cursor in the store and
+	// sends; an attempt is claimed before it is sent. So a run a runner
+	// ends while no web tier runs is delivered all the same.
+	a.hooks = hook.NewDeliverer(hook.Config{Store: st, Secrets: hookSecrets(keys), RunSecret: runHookKey(keys), Log: log,
+		Link: runLink(cfg.PublicURL)})
 	if !webTier {
 		if cfg.MetricsAddr != "" {
 			if a.metrics, err = listenMetrics(ctx, cfg.MetricsAddr, cfg.Token, st, a.tel.Handler(), log); err != nil {
@@ -272,10 +278,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			return nil, err
 		}
 	}
-	// Outgoing webhooks (h17-hooks): every web-tier process watches runs
-	// end and sends; an attempt is claimed before it is sent.
-	a.hooks = hook.NewDeliverer(hook.Config{Store: st, Secrets: hookSecrets(keys), RunSecret: runHookKey(keys), Log: log,
-		Link: runLink(cfg.PublicURL)})
 	conn := connBounds(cfg)
 	a.terms = newTerminals(cfg, log)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,

@@ -176,12 +176,24 @@ func jobsCommand(ctx context.Context, args []string, io IO) int {
 	tw := tabwriter.NewWriter(io.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tSCHEDULE\tENABLED\tNEXT RUN")
 	for _, j := range list.Jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", field(j, "id"), oneLine(field(j, "name")), field(j, "schedule"), field(j, "enabled"), field(j, "next_run_at"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", field(j, "id"), oneLine(field(j, "name")), scheduleText(j), field(j, "enabled"), field(j, "next_fire_at"))
 	}
 	if err := tw.Flush(); err != nil {
 		return fail(io, err)
 	}
 	return ExitOK
+}
+
+// scheduleText is a job's schedule in words (h17-deliver), else its
+// expression.
+func scheduleText(j map[string]any) string {
+	sc, _ := j["schedule"].(map[string]any)
+	for _, k := range []string{"words", "expr"} {
+		if s, ok := sc[k].(string); ok && s != "" {
+			return oneLine(s)
+		}
+	}
+	return "-"
 }
 
 func field(m map[string]any, k string) string {

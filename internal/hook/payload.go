@@ -5,6 +5,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -80,11 +81,16 @@ func baseID(attempt string) string {
 }
 
 // RunEnded queues a delivery to every enabled webhook that wants e, a
-// run.done, and to runURL (the run's own webhook_url) when it is set.
+// run.done, and to runURL (the run's own webhook_url) when it is set. A
+// webhook wants a run its filter matches, or one whose job named it in
+// its delivery; its status filter applies either way.
 func (d *Deliverer) RunEnded(ctx context.Context, e event.Event, runURL string) error {
 	var done event.RunDonePayload
 	if err := json.Unmarshal(e.Payload, &done); err != nil {
-		return fmt.Errorf("run.done %d: %w", e.ID, err)
+		// Not an error the watcher retries: the journal is never
+		// rewritten, so the event would stop every later delivery.
+		d.cfg.Log.Warn("webhooks: an unreadable run.done", "event", e.ID, "run", e.RunID, "err", err)
+		return nil
 	}
 	if !slices.Contains(Events(), done.Status) {
 		return nil // a cancel is the person's own doing: no one to tell
@@ -93,11 +99,23 @@ func (d *Deliverer) RunEnded(ctx context.Context, e event.Event, runURL string) 
 	if err != nil {
 		return err
 	}
+	chosen, err := d.jobWebhooks(ctx, e.RunID)
+	if err != nil {
+		return err
+	}
 	var sess store.Session
 	var want []store.Webhook
 	for _, w := range hooks {
-		if !w.Enabled || (len(w.Events) > 0 && !slices.Contains(w.Events, done.Status)) ||
-			(w.SessionID != "" && w.SessionID != e.SessionID) {
+		if !w.Enabled || (len(w.Events) > 0 && !slices.Contains(w.Events, done.Status)) {
+			continue
+		}
+		// A webhook the run's job chose is told whatever its own session
+		// and profile filter say; once, as the loop visits it once.
+		if slices.Contains(chosen, w.ID) {
+			want = append(want, w)
+			continue
+		}
+		if w.SessionID != "" && w.SessionID != e.SessionID {
 			continue
 		}
 		if w.ProfileID != "" {
@@ -144,6 +162,23 @@ func (d *Deliverer) RunEnded(ctx context.Context, e event.Event, runURL string) 
 	}
 	d.Poke()
 	return nil
+}
+
+// jobWebhooks are the webhooks the job that started the run chose for its
+// delivery (none for a run no job started, or whose job is gone).
+func (d *Deliverer) jobWebhooks(ctx context.Context, runID string) ([]string, error) {
+	jobID, err := d.cfg.Store.JobOfRun(ctx, runID)
+	if err != nil || jobID == "" {
+		return nil, err
+	}
+	j, err := d.cfg.Store.GetJob(ctx, jobID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return j.Delivery.WebhookIDs, nil
 }
 
 // summary is the start of the run's last answer ("" when it gave none).

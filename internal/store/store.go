@@ -476,6 +476,9 @@ type Reader interface {
 	// which ended runs were turned into deliveries; ok is false before
 	// any was kept.
 	JobOfRun(ctx context.Context, runID string) (string, error)
+	// JobsOfRuns is JobOfRun for many runs in one read: the job of each
+	// of runIDs a job started (runs no job started are left out).
+	JobsOfRuns(ctx context.Context, runIDs []string) (map[string]string, error)
 	DeliveryCursor(ctx context.Context) (eventID int64, ok bool, err error)
 }
 

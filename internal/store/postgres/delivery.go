@@ -27,6 +27,29 @@ func (r reader) JobOfRun(ctx context.Context, runID string) (string, error) {
 	return jobID, nil
 }
 
+func (r reader) JobsOfRuns(ctx context.Context, runIDs []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(runIDs) == 0 {
+		return out, nil
+	}
+	rows, err := r.q.Query(ctx, `SELECT run_id, job_id FROM job_runs WHERE run_id = ANY($1)`, runIDs)
+	if err != nil {
+		return nil, fmt.Errorf("jobs of runs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var runID, jobID string
+		if err := rows.Scan(&runID, &jobID); err != nil {
+			return nil, fmt.Errorf("jobs of runs: %w", err)
+		}
+		out[runID] = jobID
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("jobs of runs: %w", err)
+	}
+	return out, nil
+}
+
 func (r reader) DeliveryCursor(ctx context.Context) (int64, bool, error) {
 	var id int64
 	err := r.q.QueryRow(ctx, `SELECT event_id FROM delivery_cursor WHERE name = $1`, deliveryCursorName).Scan(&id)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // deliveryCursorName names the one cursor row.
@@ -23,6 +24,35 @@ func (r reader) JobOfRun(ctx context.Context, runID string) (string, error) {
 		return "", fmt.Errorf("job of run %s: %w", runID, err)
 	}
 	return jobID, nil
+}
+
+// jobsOfRunsChunk bounds the ids of one IN list.
+const jobsOfRunsChunk = 500
+
+func (r reader) JobsOfRuns(ctx context.Context, runIDs []string) (map[string]string, error) {
+	out := map[string]string{}
+	for ids := range slices.Chunk(runIDs, jobsOfRunsChunk) {
+		args := make([]any, len(ids))
+		for i, id := range ids {
+			args[i] = id
+		}
+		rows, err := r.query(ctx, `SELECT run_id, job_id FROM job_runs WHERE run_id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("jobs of runs: %w", err)
+		}
+		for rows.Next() {
+			var runID, jobID string
+			if err := rows.Scan(&runID, &jobID); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("jobs of runs: %w", err)
+			}
+			out[runID] = jobID
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("jobs of runs: %w", err)
+		}
+	}
+	return out, nil
 }
 
 func (r reader) DeliveryCursor(ctx context.Context) (int64, bool, error) {

@@ -4,6 +4,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -82,6 +83,22 @@ func testJobOfRun(t *testing.T, open Open) {
 		if got, err := db.JobOfRun(ctx, runID); err != nil || got != want {
 			t.Errorf("JobOfRun(%s) = %q, %v; want %q", runID, got, err, want)
 		}
+	}
+	got, err := db.JobsOfRuns(ctx, []string{"run-2", "run-1", "run-none"})
+	if err != nil || !reflect.DeepEqual(got, map[string]string{"run-1": "job-a"}) {
+		t.Errorf("JobsOfRuns = %v, %v; want run-1 of job-a only", got, err)
+	}
+	if got, err := db.JobsOfRuns(ctx, nil); err != nil || len(got) != 0 {
+		t.Errorf("JobsOfRuns(none) = %v, %v", got, err)
+	}
+	// More ids than one IN list holds.
+	many := make([]string, 1200)
+	for i := range many {
+		many[i] = fmt.Sprintf("run-x%d", i)
+	}
+	many[1100] = "run-1"
+	if got, err := db.JobsOfRuns(ctx, many); err != nil || !reflect.DeepEqual(got, map[string]string{"run-1": "job-a"}) {
+		t.Errorf("JobsOfRuns of 1200 ids = %v, %v", got, err)
 	}
 }
 
