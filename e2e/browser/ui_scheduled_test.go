@@ -42,6 +42,7 @@ func TestUIScheduledJobs(t *testing.T) {
 	b.waitJS("the history to list the run", q("[data-testid=job-history-table]")+"?.querySelectorAll('tbody tr').length === 1")
 
 	// The editor validates and previews the schedule as it is typed.
+	b.click("[data-testid=job-new]")
 	setField(b, "[data-testid=job-expr]", "61 * * * *")
 	b.waitVisible("[data-testid=job-preview-error]")
 	setField(b, "[data-testid=job-expr]", "30 2 * * *")

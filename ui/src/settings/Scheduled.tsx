@@ -1,37 +1,20 @@
 // Scheduled jobs (issue 17, h17-jobs): a prompt sent on a schedule. The
-// list says each schedule in words with its next run and last result;
-// the editor previews the next five fire times as the schedule is typed.
+// list says each schedule in words with its next run, last result and
+// delivery; one editor (JobEditor) creates a job and edits one in place.
 // Readers see the jobs; operators run, pause and resume them; admins
-// create and delete them.
+// create, edit and delete them.
 
 import { useSignal } from "@preact/signals";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect } from "preact/hooks";
 import { useStore } from "../state/context";
 import { openPage, useView } from "../shell/view";
+import { toneClass } from "../shell/status";
+import { JobEditor } from "./JobEditor";
+import { deliveryWords, scheduleWords, type Job } from "./jobs";
 
-interface Schedule { kind: string; expr: string; tz: string }
-interface Job {
-  id: string; name: string; prompt: string; schedule: Schedule; enabled: boolean;
-  overlap: string; missed: string; session: string;
-  next_fire_at: string | null; last_run_id: string; last_run_status: string;
-}
+export { scheduleWords } from "./jobs";
+
 interface JobRun { run_id: string; session_id: string; fire_at: string; manual: boolean; status: string; created_at: string | null; ended_at: string | null; cost_usd: number }
-
-const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-
-/** A schedule in words where it is a common shape; the expression otherwise. */
-export function scheduleWords(s: Schedule): string {
-  if (s.kind === "interval") return s.expr.startsWith("every") ? s.expr : `every ${s.expr}`;
-  if (s.kind === "once") return `once, at ${new Date(s.expr).toLocaleString()}`;
-  const zone = s.tz || "UTC";
-  const f = s.expr.trim().split(/\s+/);
-  if (f.length === 5 && /^\d+$/.test(f[0]) && /^\d+$/.test(f[1]) && f[2] === "*" && f[3] === "*") {
-    const at = `${f[1].padStart(2, "0")}:${f[0].padStart(2, "0")}`;
-    const days = f[4] === "*" ? "every day" : f[4] === "1-5" ? "every weekday" : /^\d$/.test(f[4]) ? `every ${DAYS[Number(f[4]) % 7]}` : `on days ${f[4]}`;
-    return `${days} at ${at}, ${zone}`;
-  }
-  return `${s.expr} (${zone})`;
-}
 
 const when = (t: string | null) => (t ? new Date(t).toLocaleString() : "—");
 
@@ -41,6 +24,8 @@ export function ScheduledPage() {
   const jobs = useSignal<Job[] | null>(null);
   const error = useSignal<string | null>(null);
   const open = useSignal<string | null>(null);
+  // The job in the editor: its id, "new", or none.
+  const editing = useSignal<string | null>(null);
 
   const load = async () => {
     const r = await store.api.get<{ jobs: Job[] }>("/api/jobs");
@@ -63,6 +48,14 @@ export function ScheduledPage() {
     await load();
   };
 
+  // Closing the editor gives the keyboard back to the button that opened it.
+  const close = () => {
+    const was = editing.value;
+    editing.value = null;
+    requestAnimationFrame(() => document.querySelector<HTMLElement>(
+      was === "new" ? "[data-testid=job-new]" : `[data-testid=job-row][data-id="${was}"] [data-testid=job-edit]`)?.focus());
+  };
+
   return (
     <div class="settings-section scheduled-page" data-testid="scheduled-page">
       <p class="page-lead">A scheduled job sends its prompt on a schedule, unattended, each run in a new session or in one that accumulates.</p>
@@ -70,25 +63,38 @@ export function ScheduledPage() {
       {jobs.value && jobs.value.length === 0 && <p class="page-note">No scheduled job yet.</p>}
       <ul class="rows">
         {jobs.value?.map((j) => (
-          <li key={j.id} class="row job-row" data-testid="job-row" data-name={j.name}>
+          <li key={j.id} class={`row job-row${j.enabled ? "" : " row-off"}`} data-testid="job-row" data-name={j.name} data-id={j.id}>
             <div class="row-main">
               <span class="row-title">{j.name}</span>
-              <span class="page-note" data-testid="job-schedule">{scheduleWords(j.schedule)}{j.enabled ? "" : " — paused"}</span>
-              <span class="page-note">Next: {j.enabled ? when(j.next_fire_at) : "paused"} · Last: {j.last_run_status || "none yet"}</span>
+              <span class="job-schedule" data-testid="job-schedule">{scheduleWords(j.schedule)}{j.enabled ? "" : " — paused"}</span>
+              <span class="row-sub">
+                <span>Next: {j.enabled ? when(j.next_fire_at) : "paused"}</span>
+                <span>Last: {j.last_run_status
+                  ? <span class={`badge ${toneClass(j.last_run_status)}`} data-testid="job-last"><span class="dot" />{j.last_run_status}</span>
+                  : "none yet"}</span>
+                <span data-testid="job-delivery-short">{deliveryWords(j.delivery)}</span>
+              </span>
             </div>
             <div class="row-actions">
               {perms.operate && <button class="btn btn-sm" data-testid="job-run" onClick={() => void act(j, "run")}>Run now</button>}
               {perms.operate && (j.enabled
                 ? <button class="btn btn-sm" data-testid="job-pause" onClick={() => void act(j, "pause")}>Pause</button>
                 : <button class="btn btn-sm" data-testid="job-resume" onClick={() => void act(j, "resume")}>Resume</button>)}
-              <button class="btn btn-sm" data-testid="job-history" onClick={() => (open.value = open.value === j.id ? null : j.id)}>History</button>
+              <button class="btn btn-sm" data-testid="job-history" aria-expanded={open.value === j.id}
+                onClick={() => (open.value = open.value === j.id ? null : j.id)}>History</button>
+              {perms.admin && <button class="btn btn-sm" data-testid="job-edit" aria-expanded={editing.value === j.id}
+                onClick={() => (editing.value = editing.value === j.id ? null : j.id)}>Edit</button>}
               {perms.admin && <button class="btn btn-sm btn-danger" data-testid="job-delete" onClick={() => confirm(`Delete "${j.name}"?`) && void act(j, "delete")}>Delete</button>}
             </div>
+            {editing.value === j.id && <JobEditor key={j.id} job={j} onSaved={load} onClose={close} />}
             {open.value === j.id && <JobHistory id={j.id} lastRun={j.last_run_id} />}
           </li>
         ))}
       </ul>
-      {perms.admin && <JobForm onSaved={load} />}
+      {/* Not before the list: the button would move under the pointer as it came. */}
+      {perms.admin && jobs.value && (editing.value === "new"
+        ? <JobEditor key="new" job={null} onSaved={load} onClose={close} />
+        : <button class="btn btn-sm job-new" data-testid="job-new" onClick={() => (editing.value = "new")}>New scheduled job</button>)}
     </div>
   );
 }
@@ -111,7 +117,7 @@ function JobHistory(props: { id: string; lastRun: string }) {
         {runs.value.map((r) => (
           <tr key={r.run_id}>
             <td>{when(r.fire_at)}{r.manual ? " (run now)" : ""}</td>
-            <td>{r.status || "deleted"}</td>
+            <td><span class={`job-status ${toneClass(r.status)}`}>{r.status || "deleted"}</span></td>
             <td>{r.created_at && r.ended_at ? `${Math.round((Date.parse(r.ended_at) - Date.parse(r.created_at)) / 1000)} s` : "—"}</td>
             <td>${r.cost_usd.toFixed(4)}</td>
             <td>{r.status && <a href="#" onClick={(e) => { e.preventDefault(); store.selectSession(r.session_id); openPage(view, "chat"); }}>Open session</a>}</td>
@@ -119,68 +125,5 @@ function JobHistory(props: { id: string; lastRun: string }) {
         ))}
       </tbody>
     </table>
-  );
-}
-
-function JobForm(props: { onSaved: () => Promise<void> }) {
-  const store = useStore();
-  const [kind, setKind] = useState("cron");
-  const [expr, setExpr] = useState("0 9 * * 1-5");
-  const [tz, setTz] = useState(Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC");
-  const [preview, setPreview] = useState<{ fires?: string[]; error?: string }>({});
-  const [msg, setMsg] = useState<string | null>(null);
-
-  useEffect(() => {
-    const ctl = new AbortController();
-    const q = new URLSearchParams({ kind, expr, tz: kind === "cron" ? tz : "" });
-    const t = setTimeout(() => {
-      void store.api.get<{ fires: string[] }>(`/api/schedules/preview?${q}`, ctl.signal).then((r) => {
-        if (!ctl.signal.aborted) setPreview(r.ok ? { fires: r.value.fires } : { error: r.error.message });
-      });
-    }, 250);
-    return () => { clearTimeout(t); ctl.abort(); };
-  }, [kind, expr, tz]);
-
-  const save = async (e: Event) => {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget as HTMLFormElement);
-    const r = await store.api.post("/api/jobs", {
-      name: String(form.get("name") ?? ""), prompt: String(form.get("prompt") ?? ""),
-      schedule: { kind, expr, tz: kind === "cron" ? tz : "" },
-      overlap: String(form.get("overlap")), missed: String(form.get("missed")), session: String(form.get("session")),
-    });
-    if (!r.ok) {
-      setMsg(r.error.message);
-      return;
-    }
-    setMsg(null);
-    (e.currentTarget as HTMLFormElement | null)?.reset();
-    await props.onSaved();
-  };
-
-  return (
-    <form class="job-form" data-testid="job-form" onSubmit={(e) => void save(e)}>
-      <h2 class="section-title">New scheduled job</h2>
-      <label class="field"><span class="field-label">Name</span><input class="input" name="name" data-testid="job-name" required /></label>
-      <label class="field"><span class="field-label">Prompt</span><textarea class="input" name="prompt" data-testid="job-prompt" required /></label>
-      <label class="field"><span class="field-label">Schedule</span>
-        <select class="input input-sm" value={kind} data-testid="job-kind" onChange={(e) => setKind(e.currentTarget.value)}>
-          <option value="cron">cron</option><option value="interval">interval</option><option value="once">once</option>
-        </select>
-        <input class="input" value={expr} data-testid="job-expr" onInput={(e) => setExpr(e.currentTarget.value)} />
-        {kind === "cron" && <input class="input input-sm" value={tz} data-testid="job-tz" onInput={(e) => setTz(e.currentTarget.value)} />}
-      </label>
-      {preview.error ? <p class="form-error" role="alert" data-testid="job-preview-error">{preview.error}</p> : (
-        <ol class="page-note" data-testid="job-preview">{preview.fires?.map((f) => <li key={f}>{new Date(f).toLocaleString()}</li>)}</ol>
-      )}
-      <label class="field"><span class="field-label">While the last run is busy</span>
-        <select class="input input-sm" name="overlap"><option value="skip">skip</option><option value="queue">queue</option><option value="replace">replace</option></select></label>
-      <label class="field"><span class="field-label">Runs missed while down</span>
-        <select class="input input-sm" name="missed"><option value="once">run once</option><option value="skip">skip</option></select></label>
-      <label class="field"><span class="field-label">Session</span>
-        <select class="input input-sm" name="session"><option value="new">a new one per run</option><option value="accumulate">one that accumulates</option></select></label>
-      <button type="submit" class="btn btn-sm" data-testid="job-save" disabled={!!preview.error}>Create</button>
-      {msg && <p class="form-error" role="alert">{msg}</p>}
-    </form>
   );
 }

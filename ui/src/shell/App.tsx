@@ -22,6 +22,7 @@ import { Sidebar } from "./Sidebar";
 import { SignIn } from "./SignIn";
 import { applyTheme } from "./theme";
 import { Toast } from "./Toast";
+import { JobToast } from "./JobToast"; // h17-jobsui
 import { TokenDialog } from "./TokenDialog";
 import { LazySettings } from "./LazySettings";
 import { createViewState, useView, ViewContext, WIDE_QUERY } from "./view";
@@ -120,6 +121,7 @@ function Shell() {
       {view.journalRun.value && <JournalDialog runId={view.journalRun.value} onClose={() => (view.journalRun.value = null)} />}
       {view.passwordOpen.value && <PasswordDialog />}
       <Toast />
+      <JobToast />
       {store.auth.value && <TokenDialog />}
     </div>
   );

@@ -2,6 +2,7 @@
 // it; views get it from StoreContext (src/state/context.ts) and never touch
 // the network or the event stream themselves.
 
+import type { JobResult } from "./jobResults";
 import type { ReadonlySignal, Signal } from "@preact/signals";
 import type { Api } from "./api";
 import type { Account } from "./auth";
@@ -54,6 +55,10 @@ export interface Store {
   /** Last action error, or a notice (e.g. the session on screen was deleted
    * elsewhere: code "session_deleted"), to show as a toast; views clear it. */
   toast: Signal<ActionError | null>;
+  /** The last scheduled job's run that ended, of a job whose delivery
+   * says notify (jobResults.ts): the shell shows it as a toast with a link
+   * to its session; views clear it. */
+  jobResult: Signal<JobResult | null>;
   /** Browser notifications for new requests: "default" until asked. */
   notify: Signal<"unsupported" | "default" | "granted" | "denied" | "muted">;
   /** Non-null while the server needs an access token we do not have (or

@@ -72,6 +72,24 @@ export function showRequest(ev: Envelope, sessionTitle: string, onClick: () => v
   }
 }
 
+/** Shows a notification for a scheduled job's run that ended (issue 17,
+ * jobResults.ts). Tagged by run, so that two tabs of one browser showing it
+ * make one notification, not two. Clicking it focuses the tab and calls
+ * onClick (open the run's session). */
+export function showJobResult(title: string, runId: string, onClick: () => void): void {
+  if (notifyState() !== "granted") return;
+  try {
+    const n = new Notification(title, { body: "Open its session to read the result.", tag: `job-result-${runId}` });
+    n.onclick = () => {
+      window.focus();
+      onClick();
+      n.close();
+    };
+  } catch {
+    // Some platforms only allow notifications from a service worker.
+  }
+}
+
 function oneLine(s: string): string {
   const line = (s || "").split("\n")[0];
   return line.length > 120 ? line.slice(0, 119) + "…" : line;

@@ -36,7 +36,8 @@ import { createApi } from "./api";
 import { createAccount } from "./auth";
 import type { ActionError, AuthPrompt, Meta, ModelChoice, Store } from "./contract";
 import { createDebugHooks } from "./debug";
-import { notifyState, requestPermission, setMuted, showRequest } from "./notify";
+import { notifyState, requestPermission, setMuted, showJobResult, showRequest } from "./notify";
+import { createJobResults, resultWords, type JobResult } from "./jobResults";
 import type * as P from "./payloads";
 import {
   apply, handlers, loadSnapshot, newSessionModel, setWaiting, stoppableRun, waitingRuns, type ReduceEnv, type SessionModel,
@@ -105,6 +106,7 @@ export function createStore(): Store & StoreInternals {
   const connection = signal<Connection>("connecting");
   const toast = signal<ActionError | null>(null);
   const notify = signal(notifyState());
+  const jobResult = signal<JobResult | null>(null);
   let notifyPrefs = { approvals: true, questions: true };
   const auth = signal<AuthPrompt | null>(null);
   // next_cursor of the deepest sessions page loaded ("" = none left).
@@ -176,6 +178,14 @@ export function createStore(): Store & StoreInternals {
     answered: () => refreshWaiting(),
   });
   const { health, runnerAlert } = watch;
+  // Scheduled jobs' results (issue 17): a toast here, a notification when allowed.
+  const jobResults = createJobResults({
+    get: (path) => api.get(path),
+    show: (r) => {
+      jobResult.value = r;
+      showJobResult(resultWords(r), r.runId, () => selectSession(r.sessionId));
+    },
+  });
   const refreshHealth = watch.refresh;
 
   const env: ReduceEnv = {
@@ -286,6 +296,7 @@ export function createStore(): Store & StoreInternals {
       }
       case "run.done": // requests of an ended run are closed with it
         if (pending.peek().some((r) => r.run_id === ev.run_id)) pending.value = pending.peek().filter((r) => r.run_id !== ev.run_id);
+        if (fresh) void jobResults.runDone(ev);
         break;
     }
   };
@@ -618,7 +629,7 @@ export function createStore(): Store & StoreInternals {
   };
 
   const store: Store & StoreInternals = {
-    meta, sessions, sessionsMore, sessionFilter, visibleSessions, activeId, active, pending, models, commands, connection, toast, notify, auth,
+    meta, sessions, sessionsMore, sessionFilter, visibleSessions, activeId, active, pending, models, commands, connection, toast, jobResult, notify, auth,
     health, runnerAlert, account, api,
 
     selectSession: (id) => selectSession(id),
