@@ -265,7 +265,9 @@ func TestMessagesAndCompact(t *testing.T) {
 	cr := e.req("POST", "/api/sessions/"+s.ID+"/compact", "")
 	cr.want(t, http.StatusAccepted, "")
 	cr.decode(t, &c)
-	if c.Status != "queued" || c.SessionID != s.ID {
+	// The answer shows the run as it is when read: a runner may have taken
+	// it already.
+	if c.ID == "" || c.SessionID != s.ID || (c.Status != "queued" && c.Status != "running" && c.Status != "completed") {
 		t.Fatalf("compact run %s", cr.body)
 	}
 	e.waitRun(t, c.ID, "the compaction to end", func(r runJSON) bool { return r.Terminal })
