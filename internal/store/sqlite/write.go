@@ -19,7 +19,7 @@ import (
 // txn implements store.Tx on one SQL transaction.
 type txn struct {
 	reader
-	tx *sql.Tx
+	tx detachedTx
 	ws *writeStmts
 
 	// mu guards bound: nothing stops a body from using its Tx from several
@@ -30,7 +30,7 @@ type txn struct {
 
 // stmt returns the write statement k bound to the transaction, binding it
 // once per transaction rather than per execution.
-func (t *txn) stmt(k wstmt) *sql.Stmt {
+func (t *txn) stmt(k wstmt) detachedStmt {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.bound[k] == nil {
@@ -38,9 +38,9 @@ func (t *txn) stmt(k wstmt) *sql.Stmt {
 		// transaction's own connection, and a cancelled context would
 		// leave an error stuck to the statement for the rest of the
 		// transaction.
-		t.bound[k] = t.tx.StmtContext(context.Background(), t.ws[k])
+		t.bound[k] = t.tx.tx.StmtContext(context.Background(), t.ws[k])
 	}
-	return t.bound[k]
+	return detachedStmt{t.bound[k]}
 }
 
 func (t *txn) AppendEvents(ctx context.Context, fence string, drafts ...event.Draft) (out []event.Event, err error) {
