@@ -11,9 +11,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
-func scanBudget(s pgx.Row) (store.Budget, error) {
+func scanBudget(s sqlrow.Scanner) (store.Budget, error) {
 	var b store.Budget
 	var limits string
 	var at int64

@@ -13,10 +13,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 const jobCols = `j.id, j.name, j.prompt, j.profile_id, j.workspace, j.schedule_kind, j.schedule_expr, j.tz, j.enabled,
@@ -25,7 +24,7 @@ const jobCols = `j.id, j.name, j.prompt, j.profile_id, j.workspace, j.schedule_k
 
 const jobFrom = ` FROM jobs j LEFT JOIN runs r ON r.id = j.last_run_id`
 
-func scanJob(s pgx.Row) (store.Job, error) {
+func scanJob(s sqlrow.Scanner) (store.Job, error) {
 	var j store.Job
 	var expiry, next, c, u int64
 	var status string
@@ -68,7 +67,7 @@ func (r reader) JobRuns(ctx context.Context, jobID string, limit int) ([]store.J
 	if err != nil {
 		return nil, fmt.Errorf("job runs: %w", err)
 	}
-	out, err := collect(rows, func(s pgx.Row) (store.JobRun, error) {
+	out, err := collect(rows, func(s sqlrow.Scanner) (store.JobRun, error) {
 		var jr store.JobRun
 		var at int64
 		err := s.Scan(&jr.JobID, &jr.RunID, &jr.SessionID, &at, &jr.Manual)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -73,7 +74,7 @@ func nullString(v string) any {
 
 const projectCols = `id, name, workspace, model, instructions, created_at_ms, updated_at_ms, profile_id`
 
-func scanProject(s pgx.Row) (store.Project, error) {
+func scanProject(s sqlrow.Scanner) (store.Project, error) {
 	var v store.Project
 	var c, u int64
 	err := s.Scan(&v.ID, &v.Name, &v.Workspace, &v.Model, &v.Instructions, &c, &u, &v.ProfileID)

@@ -11,11 +11,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 const userCols = `id, name, role, password_hash, disabled, created_at_ms, updated_at_ms`
 
-func scanUser(s pgx.Row) (store.User, error) {
+func scanUser(s sqlrow.Scanner) (store.User, error) {
 	var v store.User
 	var c, u int64
 	err := s.Scan(&v.ID, &v.Name, &v.Role, &v.PasswordHash, &v.Disabled, &c, &u)
@@ -53,7 +54,7 @@ func (r reader) ListUsers(ctx context.Context) ([]store.User, error) {
 
 const tokenCols = `id, user_id, name, scope, hash, prefix, created_at_ms, last_used_ms, revoked_at_ms`
 
-func scanToken(s pgx.Row) (store.APIToken, error) {
+func scanToken(s sqlrow.Scanner) (store.APIToken, error) {
 	var v store.APIToken
 	var c, u, rv int64
 	err := s.Scan(&v.ID, &v.UserID, &v.Name, &v.Scope, &v.Hash, &v.Prefix, &c, &u, &rv)

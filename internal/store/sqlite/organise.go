@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 // Session cursors encode the last row's (pinned, updated_at_ms, id), the
@@ -67,7 +68,7 @@ func listSessionsQuery(p store.SessionPage, limit int) (string, []any, error) {
 		args = append(args, "%"+likeEscape(p.Query)+"%")
 	}
 	args = append(args, limit+1)
-	return `SELECT ` + sessionCols + ` FROM sessions WHERE ` + strings.Join(where, " AND ") +
+	return `SELECT ` + sqlrow.SessionCols + ` FROM sessions WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY pinned DESC, updated_at_ms DESC, id DESC LIMIT ?`, args, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 // txn implements store.Tx on one SQL transaction.
@@ -261,7 +262,7 @@ func marshalPayload(p any) (json.RawMessage, error) {
 }
 
 func (t *txn) InsertSession(ctx context.Context, s store.Session) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO sessions (`+sqlrow.SessionCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
 		s.ID, s.Title, s.Workspace, s.Model, ms(s.CreatedAt), ms(s.UpdatedAt), s.ParentSessionID, s.BranchedFromEventID, s.Pinned, nullMS(s), nullString(s.ProjectID), s.ProfileID)
 	if err != nil {
 		return fmt.Errorf("insert session: %w", err)
@@ -314,7 +315,7 @@ func expectOne(res sql.Result, err error) func(what, id string, none error) erro
 
 func (t *txn) InsertRun(ctx context.Context, r store.Run) error {
 	usage, _ := json.Marshal(r.Usage)
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO runs (`+sqlrow.RunCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.SessionID, string(r.Status), r.Input, r.Model, r.Priority, r.Attempt, r.RunnerID,
 		ms(r.LeaseExpiresAt), r.LastSeq, r.ErrorCode, r.ErrorMessage, string(usage),
 		ms(r.CreatedAt), ms(r.StartedAt), ms(r.EndedAt),
@@ -366,7 +367,7 @@ func (t *txn) RenewLeases(ctx context.Context, runnerID string, until time.Time)
 }
 
 func (t *txn) InsertRequest(ctx context.Context, q store.Request) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO requests (`+requestCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO requests (`+sqlrow.RequestCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
 		q.ID, q.RunID, q.SessionID, q.Kind, q.Status, q.ToolCallID, string(q.Prompt), q.Response,
 		ms(q.CreatedAt), ms(q.ExpiresAt), ms(q.ResolvedAt))
 	if err != nil {
@@ -421,7 +422,7 @@ func (t *txn) ListControls(ctx context.Context, runID string) ([]store.Control, 
 }
 
 func (t *txn) InsertRule(ctx context.Context, r store.Rule) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO approval_rules (`+ruleCols+`) VALUES (?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO approval_rules (`+sqlrow.RuleCols+`) VALUES (?,?,?,?,?,?,?,?)`,
 		r.ID, r.Tool, r.Pattern, r.Scope, r.SessionID, ms(r.CreatedAt), store.RuleActorJSON(r.CreatedBy), r.RequestID)
 	if err != nil {
 		return fmt.Errorf("insert rule: %w", err)
