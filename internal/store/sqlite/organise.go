@@ -99,18 +99,8 @@ func nullString(v string) any {
 	return v
 }
 
-const projectCols = `id, name, workspace, model, instructions, created_at_ms, updated_at_ms, profile_id`
-
-func scanProject(s interface{ Scan(...any) error }) (store.Project, error) {
-	var v store.Project
-	var c, u int64
-	err := s.Scan(&v.ID, &v.Name, &v.Workspace, &v.Model, &v.Instructions, &c, &u, &v.ProfileID)
-	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
-	return v, err
-}
-
 func (r reader) GetProject(ctx context.Context, id string) (store.Project, error) {
-	v, err := scanProject(r.queryRow(ctx, `SELECT `+projectCols+` FROM projects WHERE id = ?`, id))
+	v, err := sqlrow.ScanProject(r.queryRow(ctx, `SELECT `+sqlrow.ProjectCols+` FROM projects WHERE id = ?`, id))
 	if err != nil {
 		return v, notFound(err, "project", id)
 	}
@@ -118,14 +108,14 @@ func (r reader) GetProject(ctx context.Context, id string) (store.Project, error
 }
 
 func (r reader) ListProjects(ctx context.Context) ([]store.Project, error) {
-	rows, err := r.query(ctx, `SELECT `+projectCols+` FROM projects ORDER BY name_key, id`)
+	rows, err := r.query(ctx, `SELECT `+sqlrow.ProjectCols+` FROM projects ORDER BY name_key, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
 	defer rows.Close()
 	var out []store.Project
 	for rows.Next() {
-		v, err := scanProject(rows)
+		v, err := sqlrow.ScanProject(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list projects: %w", err)
 		}
