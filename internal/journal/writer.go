@@ -272,8 +272,9 @@ func (w *Writer) commit(batch []pending) {
 		return
 	}
 	fns, outcome := bodies(batch)
-	// Writes outlive any one caller's context: a caller that gave up still
-	// expects a queued Op to be applied or cleanly failed.
+	// The batch runs on the writer's own context, not a caller's: a
+	// caller that gives up once its Op was taken waits for the outcome
+	// (Do).
 	start := time.Now()
 	var errs []error
 	var err error
