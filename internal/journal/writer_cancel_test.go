@@ -55,6 +55,7 @@ func testWriterDoCancel(t *testing.T, open storetest.Open) {
 	}{
 		{"cancelled before Do", "before", context.Canceled},
 		{"cancelled while queued behind a batch", "queued", context.Canceled},
+		{"cancelled while the queue is full", "full", context.Canceled},
 		{"cancelled while the op runs", "running", nil},
 		{"cancelled while its batch commits", "committing", nil},
 	}
@@ -70,7 +71,7 @@ func testWriterDoCancel(t *testing.T, open storetest.Open) {
 			)
 			ss := &stageStore{}
 			switch c.at {
-			case "queued":
+			case "queued", "full":
 				ss.before = func() { close(hold); <-gate }
 			case "committing":
 				ss.afterOps = func() { close(inCommit); <-release }
@@ -80,13 +81,18 @@ func testWriterDoCancel(t *testing.T, open storetest.Open) {
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var blocker <-chan error
+			var blockers []<-chan error
 			switch c.at {
 			case "before":
 				cancel()
-			case "queued":
-				blocker = e.w.Submit(func(store.Tx) error { return nil })
+			case "queued", "full":
+				blockers = append(blockers, e.w.Submit(func(store.Tx) error { return nil }))
 				<-hold
+			}
+			if c.at == "full" {
+				for range cap(e.w.queue) {
+					blockers = append(blockers, e.w.Submit(func(store.Tx) error { return nil }))
+				}
 			}
 			e.w.queuedHook = func() {
 				select {
@@ -111,8 +117,10 @@ func testWriterDoCancel(t *testing.T, open storetest.Open) {
 			go func() { res <- e.w.Do(ctx, op) }()
 
 			switch c.at {
-			case "queued":
-				<-queued
+			case "queued", "full":
+				if c.at == "queued" {
+					<-queued
+				} // "full": Do cannot queue; it gives up there
 				cancel()
 				// Back before the batch ahead ends: a withdrawn op does
 				// not wait for the writer.
@@ -123,8 +131,10 @@ func testWriterDoCancel(t *testing.T, open storetest.Open) {
 					t.Fatal("Do still waits for the batch ahead after its ctx ended")
 				}
 				close(gate)
-				if err := <-blocker; err != nil {
-					t.Fatal(err)
+				for _, b := range blockers {
+					if err := <-b; err != nil {
+						t.Fatal(err)
+					}
 				}
 			case "running":
 				<-opRan
