@@ -121,15 +121,7 @@ func likeEscape(s string) string {
 // collect scans every row with scan.
 func collect[T any](rows pgx.Rows, scan func(sqlrow.Scanner) (T, error)) ([]T, error) {
 	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return sqlrow.Collect(rows, scan)
 }
 
 func (r reader) GetRun(ctx context.Context, id string) (store.Run, error) {

@@ -29,15 +29,11 @@ func (r reader) ListBudgets(ctx context.Context, scope string) ([]store.Budget, 
 		return nil, fmt.Errorf("list budgets: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Budget
-	for rows.Next() {
-		b, err := sqlrow.ScanBudget(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list budgets: %w", err)
-		}
-		out = append(out, b)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanBudget)
+	if err != nil {
+		return nil, fmt.Errorf("list budgets: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) DayUsage(ctx context.Context, day string) (store.DayUsage, error) {

@@ -27,15 +27,11 @@ func (r reader) ListWebhooks(ctx context.Context) ([]store.Webhook, error) {
 		return nil, fmt.Errorf("list webhooks: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Webhook
-	for rows.Next() {
-		w, err := sqlrow.ScanWebhook(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list webhooks: %w", err)
-		}
-		out = append(out, w)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanWebhook)
+	if err != nil {
+		return nil, fmt.Errorf("list webhooks: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) ListDeliveries(ctx context.Context, webhookID string, limit int) ([]store.Delivery, error) {
@@ -45,15 +41,11 @@ func (r reader) ListDeliveries(ctx context.Context, webhookID string, limit int)
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Delivery
-	for rows.Next() {
-		d, err := sqlrow.ScanDelivery(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list deliveries: %w", err)
-		}
-		out = append(out, d)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanDelivery)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) GetTrigger(ctx context.Context, id string) (store.Trigger, error) {
@@ -70,15 +62,11 @@ func (r reader) ListTriggers(ctx context.Context) ([]store.Trigger, error) {
 		return nil, fmt.Errorf("list triggers: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Trigger
-	for rows.Next() {
-		tr, err := sqlrow.ScanTrigger(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list triggers: %w", err)
-		}
-		out = append(out, tr)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanTrigger)
+	if err != nil {
+		return nil, fmt.Errorf("list triggers: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (t *txn) InsertWebhook(ctx context.Context, w store.Webhook) error {

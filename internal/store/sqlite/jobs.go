@@ -34,15 +34,11 @@ func (r reader) jobs(ctx context.Context, q string, args ...any) ([]store.Job, e
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Job
-	for rows.Next() {
-		j, err := sqlrow.ScanJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list jobs: %w", err)
-		}
-		out = append(out, j)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanJob)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) JobRuns(ctx context.Context, jobID string, limit int) ([]store.JobRun, error) {

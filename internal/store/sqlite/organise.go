@@ -113,15 +113,11 @@ func (r reader) ListProjects(ctx context.Context) ([]store.Project, error) {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Project
-	for rows.Next() {
-		v, err := sqlrow.ScanProject(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list projects: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanProject)
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // InsertProject and UpdateProject treat a taken name as users do: looked

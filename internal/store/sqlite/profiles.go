@@ -44,15 +44,11 @@ func (r reader) ListProfiles(ctx context.Context) ([]store.Profile, error) {
 		return nil, fmt.Errorf("list profiles: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Profile
-	for rows.Next() {
-		v, err := sqlrow.ScanProfile(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list profiles: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanProfile)
+	if err != nil {
+		return nil, fmt.Errorf("list profiles: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // profileNameTaken reports whether a live profile other than id holds

@@ -35,15 +35,11 @@ func (r reader) ListProviders(ctx context.Context) ([]store.Provider, error) {
 		return nil, fmt.Errorf("list providers: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Provider
-	for rows.Next() {
-		v, err := sqlrow.ScanProvider(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list providers: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanProvider)
+	if err != nil {
+		return nil, fmt.Errorf("list providers: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) ListSettings(ctx context.Context) ([]store.Setting, error) {

@@ -123,15 +123,11 @@ func (r reader) queryRuns(ctx context.Context, query string, args ...any) ([]sto
 		return nil, fmt.Errorf("query runs: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Run
-	for rows.Next() {
-		v, err := sqlrow.ScanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan run: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanRun)
+	if err != nil {
+		return nil, fmt.Errorf("scan run: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) SessionRuns(ctx context.Context, sessionID string) ([]store.Run, error) {
@@ -203,15 +199,11 @@ func (r reader) ListRequests(ctx context.Context, q store.RequestQuery) ([]store
 		return nil, fmt.Errorf("list requests: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Request
-	for rows.Next() {
-		v, err := sqlrow.ScanRequest(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list requests: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanRequest)
+	if err != nil {
+		return nil, fmt.Errorf("list requests: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, error) {
@@ -321,15 +313,11 @@ func (r reader) ListRules(ctx context.Context) ([]store.Rule, error) {
 		return nil, fmt.Errorf("list rules: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Rule
-	for rows.Next() {
-		v, err := sqlrow.ScanRule(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list rules: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanRule)
+	if err != nil {
+		return nil, fmt.Errorf("list rules: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) ListRunners(ctx context.Context) ([]store.RunnerInfo, error) {

@@ -35,15 +35,11 @@ func (r reader) ListUsers(ctx context.Context) ([]store.User, error) {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
 	defer rows.Close()
-	var out []store.User
-	for rows.Next() {
-		v, err := sqlrow.ScanUser(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list users: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanUser)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) GetTokenByHash(ctx context.Context, hash string) (store.APIToken, error) {
@@ -61,15 +57,11 @@ func (r reader) ListTokens(ctx context.Context, userID string) ([]store.APIToken
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
 	defer rows.Close()
-	var out []store.APIToken
-	for rows.Next() {
-		v, err := sqlrow.ScanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list tokens: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanToken)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // InsertUser and UpdateUser look for a taken name before writing rather

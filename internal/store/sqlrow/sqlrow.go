@@ -37,3 +37,23 @@ func StringList(s string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// Rows is a result set: *sql.Rows, pgx.Rows. Closing it is the caller's.
+type Rows interface {
+	Scanner
+	Next() bool
+	Err() error
+}
+
+// Collect reads every row of rows with scan.
+func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
