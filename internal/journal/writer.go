@@ -20,7 +20,8 @@ import (
 var ErrClosed = errors.New("journal writer closed")
 
 // Op is one atomic body of writes. It may run in the same database
-// transaction as other Ops, isolated by a savepoint.
+// transaction as other Ops, isolated by a savepoint. An Op must not wait
+// for anything but the store: the whole batch it shares waits for it.
 type Op func(store.Tx) error
 
 type pending struct {
@@ -28,6 +29,22 @@ type pending struct {
 	app  *appendReq // set by SubmitAppend: an append the Writer may merge
 	done chan error // buffered, receives exactly one value
 	at   time.Time  // when it was submitted; zero when nobody observes
+	// claim decides, once, between the writer taking the Op and its
+	// caller giving up on it (Do); nil for an Op nobody can withdraw.
+	claim *atomic.Int32
+}
+
+// States of pending.claim.
+const (
+	queued int32 = iota
+	taken
+	withdrawn
+)
+
+// take reports whether p is still wanted, and makes it the writer's: from
+// here on its caller waits for its outcome.
+func (p pending) take() bool {
+	return p.claim == nil || p.claim.CompareAndSwap(queued, taken)
 }
 
 // Observer learns how long writes take. It is called on the writer's
@@ -72,6 +89,9 @@ type Writer struct {
 	// trouble is the storage failure writes meet since it began (nil
 	// while they succeed): health reports it while it lasts.
 	trouble atomic.Pointer[Trouble]
+
+	// queuedHook, when set (tests), is called once an Op is in the queue.
+	queuedHook func()
 }
 
 // Trouble is a storage failure that writes have met since Since.
@@ -139,29 +159,73 @@ func (w *Writer) Submit(op Op) <-chan error {
 }
 
 func (w *Writer) submit(p pending) <-chan error {
+	if err := w.enqueue(nil, p); err != nil {
+		p.done <- err
+	}
+	return p.done
+}
+
+// enqueue puts p in the queue; a full queue is waited for until ctx ends
+// (nil: for good).
+func (w *Writer) enqueue(ctx <-chan struct{}, p pending) error {
 	if w.obs != nil {
 		p.at = time.Now()
 	}
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.closed {
-		p.done <- ErrClosed
-		return p.done
+		return ErrClosed
 	}
 	// The loop keeps draining while we hold the read lock: Close cannot
 	// stop it before this send completes.
-	w.queue <- p
-	return p.done
+	select {
+	case w.queue <- p:
+	case <-ctx:
+		return errGaveUp
+	}
+	if w.queuedHook != nil {
+		w.queuedHook()
+	}
+	return nil
 }
 
-// Do runs op and waits until it is durable. Cancelling ctx stops the wait,
-// not the write: an Op that was queued may still commit.
+// errGaveUp is enqueue's report that ctx ended first.
+var errGaveUp = errors.New("gave up before queueing")
+
+// Do runs op and waits until it is durable or failed, and returns its
+// outcome.
+//
+// ctx withdraws only an Op the writer has not taken yet: then Do returns
+// ctx.Err() and op never runs. Once the writer has taken op into a batch,
+// op runs to its end and Do waits for the batch's outcome whatever ctx
+// does, so a caller is never told "canceled" about a write that commits,
+// and nothing op writes is still being written when Do returns. That wait
+// is bounded by one batch: op is taken only as its own batch starts (a
+// cancelled caller does not wait for the batches ahead of it), and a batch
+// is at most MaxBatch Ops, each of which may only wait for the store. The
+// store runs an Op's statements detached from the cancellation of the
+// context the Op passes (see store.Tx): a caller's cancellation can
+// neither fail its own Op half way nor, through the shared transaction,
+// its batch mates.
 func (w *Writer) Do(ctx context.Context, op Op) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p := pending{op: op, done: make(chan error, 1), claim: new(atomic.Int32)}
+	if err := w.enqueue(ctx.Done(), p); err != nil {
+		if errors.Is(err, errGaveUp) {
+			return ctx.Err()
+		}
+		return err
+	}
 	select {
-	case err := <-w.Submit(op):
+	case err := <-p.done:
 		return err
 	case <-ctx.Done():
-		return ctx.Err()
+		if p.claim.CompareAndSwap(queued, withdrawn) {
+			return ctx.Err()
+		}
+		return <-p.done
 	}
 }
 
@@ -203,9 +267,14 @@ type changeReporter interface {
 }
 
 func (w *Writer) commit(batch []pending) {
+	batch = wanted(batch)
+	if len(batch) == 0 {
+		return
+	}
 	fns, outcome := bodies(batch)
-	// Writes outlive any one caller's context: a caller that gave up still
-	// expects a queued Op to be applied or cleanly failed.
+	// The batch runs on the writer's own context, not a caller's: a
+	// caller that gives up once its Op was taken waits for the outcome
+	// (Do).
 	start := time.Now()
 	var errs []error
 	var err error
@@ -253,6 +322,18 @@ func (w *Writer) commit(batch []pending) {
 	for i, p := range batch {
 		p.done <- results[i]
 	}
+}
+
+// wanted takes the Ops of batch whose callers still wait, in place, and
+// drops the withdrawn ones: those never run.
+func wanted(batch []pending) []pending {
+	out := batch[:0]
+	for _, p := range batch {
+		if p.take() {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // observe reports a commit that ran from start to end, and its Ops.

@@ -269,7 +269,9 @@ func (g *guard) addDay(ctx context.Context, d budget.DayUsage) (budget.Usage, er
 			}()
 			return budget.Usage{}, nil
 		}
-		if err := g.r.w.Do(ctx, add); err != nil {
+		// wctx, not ctx: Do withdraws an Op its context gave up on
+		// before the writer took it.
+		if err := g.r.w.Do(wctx, add); err != nil {
 			return budget.Usage{}, err
 		}
 	}

@@ -353,15 +353,17 @@ func (r *Runner) claimAll(ctx context.Context) {
 		if full {
 			return
 		}
-		// A claim once submitted is waited for even if the runner is told
-		// to stop meanwhile: one that committed after its caller gave up
-		// would leave a run held by this runner and executed by nobody,
-		// neither handed over at shutdown nor settled until its lease ran
-		// out. Started, it is handed over like any other.
+		// A claim committed after its caller gave up would leave a run
+		// held by this runner and executed by nobody, neither handed over
+		// at shutdown nor settled until its lease ran out. Do rules that
+		// out: a runner told to stop withdraws a claim the writer has not
+		// taken, and waits for one it has, which is then started and
+		// handed over like any other. The claim's body does not see the
+		// stop (wctx), so a taken claim describes its run in full.
 		wctx := context.WithoutCancel(ctx)
 		var claimed store.Run
 		var ok bool
-		err := r.w.Do(wctx, func(tx store.Tx) error {
+		err := r.w.Do(ctx, func(tx store.Tx) error {
 			var err error
 			claimed, ok, err = control.Claim(wctx, tx, r.id, r.cfg.Lease, func(ru store.Run) event.RunStartedPayload {
 				return r.describe(wctx, tx, ru)
@@ -369,7 +371,9 @@ func (r *Runner) claimAll(ctx context.Context) {
 			return err
 		})
 		if err != nil {
-			r.log.Error("claim failed", "err", err)
+			if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+				r.log.Error("claim failed", "err", err)
+			}
 			return
 		}
 		if !ok {

@@ -498,6 +498,13 @@ type DecisionQuery struct {
 }
 
 // Tx is one transaction's view: reads see its own writes.
+//
+// A Tx runs its statements detached from the cancellation (and deadline)
+// of the context a body passes them; the context's values still reach
+// the driver. Bodies share a transaction (WriteBatch), and a statement
+// interrupted part way can end it for all of them (SQLite rolls the whole
+// transaction back on an interrupted write, pgx closes the connection),
+// and a body's caller that gave up must not decide its batch mates' fate.
 type Tx interface {
 	Reader
 

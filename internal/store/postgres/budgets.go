@@ -11,24 +11,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
-func scanBudget(s pgx.Row) (store.Budget, error) {
-	var b store.Budget
-	var limits string
-	var at int64
-	if err := s.Scan(&b.Scope, &b.Target, &limits, &at); err != nil {
-		return b, err
-	}
-	b.UpdatedAt = fromMS(at)
-	if err := json.Unmarshal([]byte(limits), &b.Limits); err != nil {
-		return b, fmt.Errorf("budget %s/%s: %w", b.Scope, b.Target, err)
-	}
-	return b, nil
-}
-
 func (r reader) GetBudget(ctx context.Context, scope, target string) (store.Budget, error) {
-	b, err := scanBudget(r.q.QueryRow(ctx, `SELECT scope, target, limits, updated_at_ms FROM budgets WHERE scope = $1 AND target = $2`, scope, target))
+	b, err := sqlrow.ScanBudget(r.q.QueryRow(ctx, `SELECT scope, target, limits, updated_at_ms FROM budgets WHERE scope = $1 AND target = $2`, scope, target))
 	if err != nil {
 		return b, notFound(err, "budget", scope+"/"+target)
 	}
@@ -41,7 +28,7 @@ func (r reader) ListBudgets(ctx context.Context, scope string) ([]store.Budget, 
 	if err != nil {
 		return nil, fmt.Errorf("list budgets: %w", err)
 	}
-	out, err := collect(rows, scanBudget)
+	out, err := collect(rows, sqlrow.ScanBudget)
 	if err != nil {
 		return nil, fmt.Errorf("list budgets: %w", err)
 	}

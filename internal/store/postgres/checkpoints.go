@@ -8,22 +8,11 @@ import (
 	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
-const checkpointCols = `id, session_id, run_id, tool_call_id, workspace, commit_sha, parent_id, reason,
-	files_changed, lines_added, lines_removed, by_json, created_at_ms`
-
-func scanCheckpoint(s interface{ Scan(...any) error }) (store.Checkpoint, error) {
-	var c store.Checkpoint
-	var at int64
-	err := s.Scan(&c.ID, &c.SessionID, &c.RunID, &c.ToolCallID, &c.Workspace, &c.Commit, &c.Parent, &c.Reason,
-		&c.Files, &c.Added, &c.Removed, &c.By, &at)
-	c.CreatedAt = fromMS(at)
-	return c, err
-}
-
 func (r reader) GetCheckpoint(ctx context.Context, id string) (store.Checkpoint, error) {
-	c, err := scanCheckpoint(r.q.QueryRow(ctx, `SELECT `+checkpointCols+` FROM checkpoints WHERE id = $1`, id))
+	c, err := sqlrow.ScanCheckpoint(r.q.QueryRow(ctx, `SELECT `+sqlrow.CheckpointCols+` FROM checkpoints WHERE id = $1`, id))
 	if err != nil {
 		return store.Checkpoint{}, notFound(err, "checkpoint", id)
 	}
@@ -42,7 +31,7 @@ func (r reader) ListCheckpoints(ctx context.Context, q store.CheckpointQuery) ([
 			where = append(where, fmt.Sprintf("%s = $%d", f.col, len(args)))
 		}
 	}
-	sqlText := `SELECT ` + checkpointCols + ` FROM checkpoints`
+	sqlText := `SELECT ` + sqlrow.CheckpointCols + ` FROM checkpoints`
 	if len(where) > 0 {
 		sqlText += ` WHERE ` + strings.Join(where, " AND ")
 	}
@@ -57,7 +46,7 @@ func (r reader) ListCheckpoints(ctx context.Context, q store.CheckpointQuery) ([
 	defer rows.Close()
 	out := []store.Checkpoint{}
 	for rows.Next() {
-		c, err := scanCheckpoint(rows)
+		c, err := sqlrow.ScanCheckpoint(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list checkpoints: %w", err)
 		}
@@ -68,7 +57,7 @@ func (r reader) ListCheckpoints(ctx context.Context, q store.CheckpointQuery) ([
 
 func (t *txn) InsertCheckpoint(ctx context.Context, c store.Checkpoint) error {
 	return t.exec(ctx, "checkpoint", c.ID, store.ErrConflict,
-		`INSERT INTO checkpoints (`+checkpointCols+`)
+		`INSERT INTO checkpoints (`+sqlrow.CheckpointCols+`)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13) ON CONFLICT (id) DO NOTHING`,
 		c.ID, c.SessionID, c.RunID, c.ToolCallID, c.Workspace, c.Commit, c.Parent, c.Reason,
 		c.Files, c.Added, c.Removed, c.By, ms(c.CreatedAt))

@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 func (r reader) ApprovalDecisions(ctx context.Context, q store.DecisionQuery) ([]event.Event, error) {
@@ -44,7 +43,7 @@ func (r reader) ApprovalDecisions(ctx context.Context, q store.DecisionQuery) ([
 	if err != nil {
 		return nil, fmt.Errorf("approval decisions: %w", err)
 	}
-	out, err := collect(rows, func(row pgx.Row) (event.Event, error) {
+	out, err := collect(rows, func(row sqlrow.Scanner) (event.Event, error) {
 		var e event.Event
 		var ts int64
 		var typ string

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 // deliveryCursorName names the one cursor row.
@@ -98,7 +100,7 @@ func (t *txn) dropJobWebhook(ctx context.Context, webhookID string) error {
 			rows.Close()
 			return fmt.Errorf("jobs delivering to webhook %s: %w", webhookID, err)
 		}
-		ids, err := decodeStrings(hooks)
+		ids, err := sqlrow.StringList(hooks)
 		if err != nil {
 			rows.Close()
 			return fmt.Errorf("job %q delivery webhooks: %w", jobID, err)

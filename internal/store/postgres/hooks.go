@@ -5,7 +5,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -14,27 +13,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
-const webhookCols = `id, name, url, kind, secret_sealed, events, session_id, profile_id, enabled, created_at_ms, updated_at_ms`
-
-func scanWebhook(s pgx.Row) (store.Webhook, error) {
-	var w store.Webhook
-	var events string
-	var c, u int64
-	if err := s.Scan(&w.ID, &w.Name, &w.URL, &w.Kind, &w.SecretSealed, &events, &w.SessionID, &w.ProfileID, &w.Enabled, &c, &u); err != nil {
-		return w, err
-	}
-	var err error
-	if w.Events, err = decodeStrings(events); err != nil {
-		return w, fmt.Errorf("webhook %q events: %w", w.ID, err)
-	}
-	w.CreatedAt, w.UpdatedAt = fromMS(c), fromMS(u)
-	return w, nil
-}
-
 func (r reader) GetWebhook(ctx context.Context, id string) (store.Webhook, error) {
-	w, err := scanWebhook(r.q.QueryRow(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE id = $1`, id))
+	w, err := sqlrow.ScanWebhook(r.q.QueryRow(ctx, `SELECT `+sqlrow.WebhookCols+` FROM webhooks WHERE id = $1`, id))
 	if err != nil {
 		return w, notFound(err, "webhook", id)
 	}
@@ -42,14 +25,14 @@ func (r reader) GetWebhook(ctx context.Context, id string) (store.Webhook, error
 }
 
 func (r reader) ListWebhooks(ctx context.Context) ([]store.Webhook, error) {
-	rows, err := r.q.Query(ctx, `SELECT `+webhookCols+` FROM webhooks ORDER BY name, id`)
+	rows, err := r.q.Query(ctx, `SELECT `+sqlrow.WebhookCols+` FROM webhooks ORDER BY name, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list webhooks: %w", err)
 	}
 	defer rows.Close()
 	var out []store.Webhook
 	for rows.Next() {
-		w, err := scanWebhook(rows)
+		w, err := sqlrow.ScanWebhook(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list webhooks: %w", err)
 		}
@@ -58,21 +41,8 @@ func (r reader) ListWebhooks(ctx context.Context) ([]store.Webhook, error) {
 	return out, rows.Err()
 }
 
-const deliveryCols = `id, webhook_id, run_id, url, event, payload, attempt, state, status_code, error, duration_ms, next_at_ms, created_at_ms`
-
-func scanDelivery(s pgx.Row) (store.Delivery, error) {
-	var d store.Delivery
-	var dur, next, c int64
-	if err := s.Scan(&d.ID, &d.WebhookID, &d.RunID, &d.URL, &d.Event, &d.Payload, &d.Attempt, &d.State, &d.StatusCode, &d.Error, &dur, &next, &c); err != nil {
-		return d, err
-	}
-	d.Duration = time.Duration(dur) * time.Millisecond
-	d.NextAt, d.CreatedAt = fromMS(next), fromMS(c)
-	return d, nil
-}
-
 func (r reader) ListDeliveries(ctx context.Context, webhookID string, limit int) ([]store.Delivery, error) {
-	rows, err := r.q.Query(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE webhook_id = $1
+	rows, err := r.q.Query(ctx, `SELECT `+sqlrow.DeliveryCols+` FROM webhook_deliveries WHERE webhook_id = $1
 		ORDER BY created_at_ms DESC, id DESC LIMIT $2`, webhookID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
@@ -80,7 +50,7 @@ func (r reader) ListDeliveries(ctx context.Context, webhookID string, limit int)
 	defer rows.Close()
 	var out []store.Delivery
 	for rows.Next() {
-		d, err := scanDelivery(rows)
+		d, err := sqlrow.ScanDelivery(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list deliveries: %w", err)
 		}
@@ -89,20 +59,8 @@ func (r reader) ListDeliveries(ctx context.Context, webhookID string, limit int)
 	return out, rows.Err()
 }
 
-const triggerCols = `id, name, secret_sealed, template, profile_id, workspace, session_policy, session_id, enabled, created_at_ms, updated_at_ms`
-
-func scanTrigger(s pgx.Row) (store.Trigger, error) {
-	var tr store.Trigger
-	var c, u int64
-	if err := s.Scan(&tr.ID, &tr.Name, &tr.SecretSealed, &tr.Template, &tr.ProfileID, &tr.Workspace, &tr.SessionPolicy, &tr.SessionID, &tr.Enabled, &c, &u); err != nil {
-		return tr, err
-	}
-	tr.CreatedAt, tr.UpdatedAt = fromMS(c), fromMS(u)
-	return tr, nil
-}
-
 func (r reader) GetTrigger(ctx context.Context, id string) (store.Trigger, error) {
-	tr, err := scanTrigger(r.q.QueryRow(ctx, `SELECT `+triggerCols+` FROM triggers WHERE id = $1`, id))
+	tr, err := sqlrow.ScanTrigger(r.q.QueryRow(ctx, `SELECT `+sqlrow.TriggerCols+` FROM triggers WHERE id = $1`, id))
 	if err != nil {
 		return tr, notFound(err, "trigger", id)
 	}
@@ -110,14 +68,14 @@ func (r reader) GetTrigger(ctx context.Context, id string) (store.Trigger, error
 }
 
 func (r reader) ListTriggers(ctx context.Context) ([]store.Trigger, error) {
-	rows, err := r.q.Query(ctx, `SELECT `+triggerCols+` FROM triggers ORDER BY name, id`)
+	rows, err := r.q.Query(ctx, `SELECT `+sqlrow.TriggerCols+` FROM triggers ORDER BY name, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list triggers: %w", err)
 	}
 	defer rows.Close()
 	var out []store.Trigger
 	for rows.Next() {
-		tr, err := scanTrigger(rows)
+		tr, err := sqlrow.ScanTrigger(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list triggers: %w", err)
 		}
@@ -127,7 +85,7 @@ func (r reader) ListTriggers(ctx context.Context) ([]store.Trigger, error) {
 }
 
 func (t *txn) InsertWebhook(ctx context.Context, w store.Webhook) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO webhooks (`+webhookCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+	_, err := t.c.Exec(ctx, `INSERT INTO webhooks (`+sqlrow.WebhookCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
 		w.ID, w.Name, w.URL, w.Kind, w.SecretSealed, stringsJSON(w.Events), w.SessionID, w.ProfileID, w.Enabled, ms(w.CreatedAt), ms(w.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("insert webhook: %w", err)
@@ -156,7 +114,7 @@ func (t *txn) DeleteWebhook(ctx context.Context, id string) error {
 }
 
 func (t *txn) InsertDelivery(ctx context.Context, d store.Delivery) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO webhook_deliveries (`+deliveryCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)
+	_, err := t.c.Exec(ctx, `INSERT INTO webhook_deliveries (`+sqlrow.DeliveryCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)
 		ON CONFLICT (id) DO NOTHING`,
 		d.ID, d.WebhookID, d.RunID, d.URL, d.Event, d.Payload, d.Attempt, d.State, d.StatusCode, d.Error,
 		d.Duration.Milliseconds(), ms(d.NextAt), ms(d.CreatedAt))
@@ -167,10 +125,10 @@ func (t *txn) InsertDelivery(ctx context.Context, d store.Delivery) error {
 }
 
 func (t *txn) ClaimDelivery(ctx context.Context, now, until time.Time) (store.Delivery, bool, error) {
-	d, err := scanDelivery(t.c.QueryRow(ctx, `UPDATE webhook_deliveries SET state = 'sending', next_at_ms = $1
+	d, err := sqlrow.ScanDelivery(t.c.QueryRow(ctx, `UPDATE webhook_deliveries SET state = 'sending', next_at_ms = $1
 		WHERE id = (SELECT id FROM webhook_deliveries WHERE state IN ('pending', 'sending') AND next_at_ms <= $2
 			ORDER BY next_at_ms, id LIMIT 1 FOR UPDATE SKIP LOCKED)
-		RETURNING `+deliveryCols, ms(until), ms(now)))
+		RETURNING `+sqlrow.DeliveryCols, ms(until), ms(now)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, false, nil
 	}
@@ -187,7 +145,7 @@ func (t *txn) FinishDelivery(ctx context.Context, d store.Delivery) error {
 }
 
 func (t *txn) InsertTrigger(ctx context.Context, tr store.Trigger) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO triggers (`+triggerCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+	_, err := t.c.Exec(ctx, `INSERT INTO triggers (`+sqlrow.TriggerCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
 		tr.ID, tr.Name, tr.SecretSealed, tr.Template, tr.ProfileID, tr.Workspace, tr.SessionPolicy, tr.SessionID, tr.Enabled,
 		ms(tr.CreatedAt), ms(tr.UpdatedAt))
 	if err != nil {
@@ -236,17 +194,6 @@ func affectedOne(tag pgconn.CommandTag, err error, what, id string) error {
 		return fmt.Errorf("%s %q: %w", what, id, store.ErrNotFound)
 	}
 	return nil
-}
-
-func decodeStrings(s string) ([]string, error) {
-	var out []string
-	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out, nil
 }
 
 func (r reader) RunWebhook(ctx context.Context, runID string) (string, error) {

@@ -13,39 +13,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
-const jobCols = `j.id, j.name, j.prompt, j.profile_id, j.workspace, j.schedule_kind, j.schedule_expr, j.tz, j.enabled,
-	j.repeat_limit, j.fire_count, j.overlap, j.missed, j.session_policy, j.session_id, j.run_expiry_ms, j.next_fire_at_ms,
-	j.last_run_id, COALESCE(r.status, ''), j.delivery_notify, j.delivery_webhooks, j.created_at_ms, j.updated_at_ms`
-
-const jobFrom = ` FROM jobs j LEFT JOIN runs r ON r.id = j.last_run_id`
-
-func scanJob(s pgx.Row) (store.Job, error) {
-	var j store.Job
-	var expiry, next, c, u int64
-	var status, hooks string
-	err := s.Scan(&j.ID, &j.Name, &j.Prompt, &j.ProfileID, &j.Workspace, &j.ScheduleKind, &j.ScheduleExpr, &j.TZ, &j.Enabled,
-		&j.RepeatLimit, &j.FireCount, &j.Overlap, &j.Missed, &j.SessionPolicy, &j.SessionID, &expiry, &next,
-		&j.LastRunID, &status, &j.Delivery.Notify, &hooks, &c, &u)
-	if err != nil {
-		return j, err
-	}
-	if j.Delivery.WebhookIDs, err = decodeStrings(hooks); err != nil {
-		return j, fmt.Errorf("job %q delivery webhooks: %w", j.ID, err)
-	}
-	j.RunExpiry = time.Duration(expiry) * time.Millisecond
-	j.NextFireAt, j.CreatedAt, j.UpdatedAt = fromMS(next), fromMS(c), fromMS(u)
-	j.LastRunStatus = run.Status(status)
-	return j, nil
-}
-
 func (r reader) GetJob(ctx context.Context, id string) (store.Job, error) {
-	j, err := scanJob(r.q.QueryRow(ctx, `SELECT `+jobCols+jobFrom+` WHERE j.id = $1`, id))
+	j, err := sqlrow.ScanJob(r.q.QueryRow(ctx, `SELECT `+sqlrow.JobCols+sqlrow.JobFrom+` WHERE j.id = $1`, id))
 	if err != nil {
 		return j, notFound(err, "job", id)
 	}
@@ -53,7 +26,7 @@ func (r reader) GetJob(ctx context.Context, id string) (store.Job, error) {
 }
 
 func (r reader) ListJobs(ctx context.Context) ([]store.Job, error) {
-	return r.jobs(ctx, `SELECT `+jobCols+jobFrom+` ORDER BY j.name, j.id`)
+	return r.jobs(ctx, `SELECT `+sqlrow.JobCols+sqlrow.JobFrom+` ORDER BY j.name, j.id`)
 }
 
 func (r reader) jobs(ctx context.Context, q string, args ...any) ([]store.Job, error) {
@@ -61,7 +34,7 @@ func (r reader) jobs(ctx context.Context, q string, args ...any) ([]store.Job, e
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	out, err := collect(rows, scanJob)
+	out, err := collect(rows, sqlrow.ScanJob)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
@@ -74,7 +47,7 @@ func (r reader) JobRuns(ctx context.Context, jobID string, limit int) ([]store.J
 	if err != nil {
 		return nil, fmt.Errorf("job runs: %w", err)
 	}
-	out, err := collect(rows, func(s pgx.Row) (store.JobRun, error) {
+	out, err := collect(rows, func(s sqlrow.Scanner) (store.JobRun, error) {
 		var jr store.JobRun
 		var at int64
 		err := s.Scan(&jr.JobID, &jr.RunID, &jr.SessionID, &at, &jr.Manual)
@@ -134,7 +107,7 @@ func oneJobRow(n int64, err error, what, id string) error {
 }
 
 func (t *txn) ClaimDueJobs(ctx context.Context, now time.Time, next func(store.Job) time.Time) ([]store.Job, error) {
-	due, err := t.jobs(ctx, `SELECT `+jobCols+jobFrom+` WHERE j.enabled AND j.next_fire_at_ms > 0 AND j.next_fire_at_ms <= $1
+	due, err := t.jobs(ctx, `SELECT `+sqlrow.JobCols+sqlrow.JobFrom+` WHERE j.enabled AND j.next_fire_at_ms > 0 AND j.next_fire_at_ms <= $1
 		ORDER BY j.next_fire_at_ms, j.id`, ms(now))
 	if err != nil {
 		return nil, fmt.Errorf("claim due jobs: %w", err)

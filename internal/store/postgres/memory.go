@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 func (r reader) GetMemory(ctx context.Context, scope, target string) (store.Memory, error) {
@@ -25,7 +26,7 @@ func (r reader) GetMemory(ctx context.Context, scope, target string) (store.Memo
 		return m, fmt.Errorf("get memory %q/%s: %w", scope, target, err)
 	}
 	m.UpdatedAt = fromMS(u)
-	if m.Entries, err = stringList(entries); err != nil {
+	if m.Entries, err = sqlrow.StringList(entries); err != nil {
 		return m, fmt.Errorf("memory %q/%s entries: %w", scope, target, err)
 	}
 	return m, nil

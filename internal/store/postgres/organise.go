@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -71,18 +72,8 @@ func nullString(v string) any {
 	return v
 }
 
-const projectCols = `id, name, workspace, model, instructions, created_at_ms, updated_at_ms, profile_id`
-
-func scanProject(s pgx.Row) (store.Project, error) {
-	var v store.Project
-	var c, u int64
-	err := s.Scan(&v.ID, &v.Name, &v.Workspace, &v.Model, &v.Instructions, &c, &u, &v.ProfileID)
-	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
-	return v, err
-}
-
 func (r reader) GetProject(ctx context.Context, id string) (store.Project, error) {
-	v, err := scanProject(r.q.QueryRow(ctx, `SELECT `+projectCols+` FROM projects WHERE id = $1`, id))
+	v, err := sqlrow.ScanProject(r.q.QueryRow(ctx, `SELECT `+sqlrow.ProjectCols+` FROM projects WHERE id = $1`, id))
 	if err != nil {
 		return v, notFound(err, "project", id)
 	}
@@ -90,11 +81,11 @@ func (r reader) GetProject(ctx context.Context, id string) (store.Project, error
 }
 
 func (r reader) ListProjects(ctx context.Context) ([]store.Project, error) {
-	rows, err := r.q.Query(ctx, `SELECT `+projectCols+` FROM projects ORDER BY name_key, id`)
+	rows, err := r.q.Query(ctx, `SELECT `+sqlrow.ProjectCols+` FROM projects ORDER BY name_key, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
-	out, err := collect(rows, scanProject)
+	out, err := collect(rows, sqlrow.ScanProject)
 	if err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}

@@ -13,44 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
-
-const profileCols = `id, name, color, instructions, model, fallbacks, tools, approval_mode, workspace, is_default, created_at_ms, updated_at_ms, deleted_at_ms`
-
-func scanProfile(s pgx.Row) (store.Profile, error) {
-	var v store.Profile
-	var c, u int64
-	var d *int64
-	var fallbacks, tools string
-	err := s.Scan(&v.ID, &v.Name, &v.Color, &v.Instructions, &v.Model, &fallbacks, &tools, &v.ApprovalMode, &v.Workspace, &v.Default, &c, &u, &d)
-	if err != nil {
-		return v, err
-	}
-	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
-	if d != nil {
-		v.DeletedAt = fromMS(*d)
-	}
-	if v.Fallbacks, err = stringList(fallbacks); err != nil {
-		return v, fmt.Errorf("profile %q fallbacks: %w", v.ID, err)
-	}
-	if v.Tools, err = stringList(tools); err != nil {
-		return v, fmt.Errorf("profile %q tools: %w", v.ID, err)
-	}
-	return v, nil
-}
-
-// stringList reads a JSON array of strings; an empty one is nil, so a
-// profile reads back as it was written whichever form the caller used.
-func stringList(s string) ([]string, error) {
-	var out []string
-	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out, nil
-}
 
 func listJSON(v []string) string {
 	if len(v) == 0 {
@@ -61,7 +25,7 @@ func listJSON(v []string) string {
 }
 
 func (r reader) GetProfile(ctx context.Context, id string) (store.Profile, error) {
-	v, err := scanProfile(r.q.QueryRow(ctx, `SELECT `+profileCols+` FROM profiles WHERE id = $1`, id))
+	v, err := sqlrow.ScanProfile(r.q.QueryRow(ctx, `SELECT `+sqlrow.ProfileCols+` FROM profiles WHERE id = $1`, id))
 	if err != nil {
 		return v, notFound(err, "profile", id)
 	}
@@ -69,7 +33,7 @@ func (r reader) GetProfile(ctx context.Context, id string) (store.Profile, error
 }
 
 func (r reader) DefaultProfile(ctx context.Context) (store.Profile, error) {
-	v, err := scanProfile(r.q.QueryRow(ctx, `SELECT `+profileCols+` FROM profiles WHERE is_default AND deleted_at_ms IS NULL`))
+	v, err := sqlrow.ScanProfile(r.q.QueryRow(ctx, `SELECT `+sqlrow.ProfileCols+` FROM profiles WHERE is_default AND deleted_at_ms IS NULL`))
 	if err != nil {
 		return v, notFound(err, "profile", "default")
 	}
@@ -77,11 +41,11 @@ func (r reader) DefaultProfile(ctx context.Context) (store.Profile, error) {
 }
 
 func (r reader) ListProfiles(ctx context.Context) ([]store.Profile, error) {
-	rows, err := r.q.Query(ctx, `SELECT `+profileCols+` FROM profiles WHERE deleted_at_ms IS NULL ORDER BY name_key, id`)
+	rows, err := r.q.Query(ctx, `SELECT `+sqlrow.ProfileCols+` FROM profiles WHERE deleted_at_ms IS NULL ORDER BY name_key, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list profiles: %w", err)
 	}
-	out, err := collect(rows, scanProfile)
+	out, err := collect(rows, sqlrow.ScanProfile)
 	if err != nil {
 		return nil, fmt.Errorf("list profiles: %w", err)
 	}
@@ -122,7 +86,7 @@ func (t *txn) InsertProfile(ctx context.Context, p store.Profile) error {
 	if err := t.takeDefault(ctx, p); err != nil {
 		return err
 	}
-	_, err := t.c.Exec(ctx, `INSERT INTO profiles (`+profileCols+`, name_key) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,NULL,$13)`,
+	_, err := t.c.Exec(ctx, `INSERT INTO profiles (`+sqlrow.ProfileCols+`, name_key) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,NULL,$13)`,
 		p.ID, p.Name, p.Color, p.Instructions, p.Model, listJSON(p.Fallbacks), listJSON(p.Tools), p.ApprovalMode, p.Workspace, p.Default,
 		ms(p.CreatedAt), ms(p.UpdatedAt), store.NameKey(p.Name))
 	if err != nil {

@@ -11,33 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
-
-const providerCols = `id, name, kind, base_url, api_key_sealed, api_key_hint, default_model, models_json, headers_sealed, header_names, enabled, created_at_ms, updated_at_ms`
-
-func scanProvider(s pgx.Row) (store.Provider, error) {
-	var v store.Provider
-	var models, names string
-	var c, u int64
-	err := s.Scan(&v.ID, &v.Name, &v.Kind, &v.BaseURL, &v.APIKeySealed, &v.APIKeyHint, &v.DefaultModel, &models, &v.HeadersSealed, &names, &v.Enabled, &c, &u)
-	if err != nil {
-		return v, err
-	}
-	if err := json.Unmarshal([]byte(models), &v.Models); err != nil {
-		return v, fmt.Errorf("provider %q models: %w", v.ID, err)
-	}
-	if err := json.Unmarshal([]byte(names), &v.HeaderNames); err != nil {
-		return v, fmt.Errorf("provider %q header names: %w", v.ID, err)
-	}
-	if len(v.Models) == 0 {
-		v.Models = nil // one spelling of "none", as written
-	}
-	if len(v.HeaderNames) == 0 {
-		v.HeaderNames = nil
-	}
-	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
-	return v, nil
-}
 
 func stringsJSON(ms []string) string {
 	if len(ms) == 0 {
@@ -48,7 +23,7 @@ func stringsJSON(ms []string) string {
 }
 
 func (r reader) GetProvider(ctx context.Context, id string) (store.Provider, error) {
-	v, err := scanProvider(r.q.QueryRow(ctx, `SELECT `+providerCols+` FROM providers WHERE id = $1`, id))
+	v, err := sqlrow.ScanProvider(r.q.QueryRow(ctx, `SELECT `+sqlrow.ProviderCols+` FROM providers WHERE id = $1`, id))
 	if err != nil {
 		return v, notFound(err, "provider", id)
 	}
@@ -56,11 +31,11 @@ func (r reader) GetProvider(ctx context.Context, id string) (store.Provider, err
 }
 
 func (r reader) ListProviders(ctx context.Context) ([]store.Provider, error) {
-	rows, err := r.q.Query(ctx, `SELECT `+providerCols+` FROM providers ORDER BY name_key, id`)
+	rows, err := r.q.Query(ctx, `SELECT `+sqlrow.ProviderCols+` FROM providers ORDER BY name_key, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list providers: %w", err)
 	}
-	out, err := collect(rows, scanProvider)
+	out, err := collect(rows, sqlrow.ScanProvider)
 	if err != nil {
 		return nil, fmt.Errorf("list providers: %w", err)
 	}
@@ -72,7 +47,7 @@ func (r reader) ListSettings(ctx context.Context) ([]store.Setting, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list settings: %w", err)
 	}
-	out, err := collect(rows, func(row pgx.Row) (store.Setting, error) {
+	out, err := collect(rows, func(row sqlrow.Scanner) (store.Setting, error) {
 		var s store.Setting
 		var u int64
 		err := row.Scan(&s.Key, &s.Value, &u)
@@ -86,7 +61,7 @@ func (r reader) ListSettings(ctx context.Context) ([]store.Setting, error) {
 }
 
 func (t *txn) InsertProvider(ctx context.Context, p store.Provider) error {
-	return t.exec(ctx, "provider name", p.Name, store.ErrConflict, `INSERT INTO providers (`+providerCols+`, name_key)
+	return t.exec(ctx, "provider name", p.Name, store.ErrConflict, `INSERT INTO providers (`+sqlrow.ProviderCols+`, name_key)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) ON CONFLICT (name_key) DO NOTHING`,
 		p.ID, p.Name, p.Kind, p.BaseURL, p.APIKeySealed, p.APIKeyHint, p.DefaultModel, stringsJSON(p.Models), p.HeadersSealed, stringsJSON(p.HeaderNames), p.Enabled,
 		ms(p.CreatedAt), ms(p.UpdatedAt), store.NameKey(p.Name))

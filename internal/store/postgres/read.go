@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 // querier is what the pool and one of its connections share.
@@ -67,26 +67,8 @@ func strs[T ~string](vs []T) []string {
 	return out
 }
 
-const sessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms, parent_session_id, branched_from_event_id, pinned, archived_at_ms, project_id, profile_id`
-
-func scanSession(s pgx.Row) (store.Session, error) {
-	var v store.Session
-	var c, u int64
-	var archived *int64
-	var project *string
-	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u, &v.ParentSessionID, &v.BranchedFromEventID, &v.Pinned, &archived, &project, &v.ProfileID)
-	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
-	if archived != nil {
-		v.ArchivedAt = fromMS(*archived)
-	}
-	if project != nil {
-		v.ProjectID = *project
-	}
-	return v, err
-}
-
 func (r reader) GetSession(ctx context.Context, id string) (store.Session, error) {
-	v, err := scanSession(r.q.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id))
+	v, err := sqlrow.ScanSession(r.q.QueryRow(ctx, `SELECT `+sqlrow.SessionCols+` FROM sessions WHERE id = $1`, id))
 	if err != nil {
 		return v, notFound(err, "session", id)
 	}
@@ -115,12 +97,12 @@ func (r reader) ListSessions(ctx context.Context, p store.SessionPage) ([]store.
 	if p.Query != "" {
 		where = append(where, `title ILIKE `+args.add("%"+likeEscape(p.Query)+"%")+` ESCAPE '\'`)
 	}
-	rows, err := r.q.Query(ctx, `SELECT `+sessionCols+` FROM sessions WHERE `+
+	rows, err := r.q.Query(ctx, `SELECT `+sqlrow.SessionCols+` FROM sessions WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY pinned DESC, updated_at_ms DESC, id DESC LIMIT `+args.add(limit+1), args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("list sessions: %w", err)
 	}
-	out, err := collect(rows, scanSession)
+	out, err := collect(rows, sqlrow.ScanSession)
 	if err != nil {
 		return nil, "", fmt.Errorf("list sessions: %w", err)
 	}
@@ -137,47 +119,13 @@ func likeEscape(s string) string {
 }
 
 // collect scans every row with scan.
-func collect[T any](rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
+func collect[T any](rows pgx.Rows, scan func(sqlrow.Scanner) (T, error)) ([]T, error) {
 	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-const runCols = `id, session_id, status, input, model, priority, attempt, runner_id,
-	lease_expires_ms, last_seq, error_code, error_message, usage_json,
-	created_at_ms, started_at_ms, ended_at_ms, retries, max_retries, retry_backoff_ms, retry_at_ms, expires_at_ms`
-
-func scanRun(s pgx.Row) (store.Run, error) {
-	var v store.Run
-	var status, usage string
-	var lease, c, st, e, backoff, retryAt, expires int64
-	err := s.Scan(&v.ID, &v.SessionID, &status, &v.Input, &v.Model, &v.Priority, &v.Attempt,
-		&v.RunnerID, &lease, &v.LastSeq, &v.ErrorCode, &v.ErrorMessage, &usage, &c, &st, &e,
-		&v.Retries, &v.MaxRetries, &backoff, &retryAt, &expires)
-	if err != nil {
-		return v, err
-	}
-	v.Status = run.Status(status)
-	v.LeaseExpiresAt, v.CreatedAt, v.StartedAt, v.EndedAt = fromMS(lease), fromMS(c), fromMS(st), fromMS(e)
-	v.RetryBackoff, v.RetryAt = time.Duration(backoff)*time.Millisecond, fromMS(retryAt)
-	v.ExpiresAt = fromMS(expires)
-	if usage != "" {
-		if err := json.Unmarshal([]byte(usage), &v.Usage); err != nil {
-			return v, fmt.Errorf("run %s usage: %w", v.ID, err)
-		}
-	}
-	return v, nil
+	return sqlrow.Collect(rows, scan)
 }
 
 func (r reader) GetRun(ctx context.Context, id string) (store.Run, error) {
-	v, err := scanRun(r.q.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, id))
+	v, err := sqlrow.ScanRun(r.q.QueryRow(ctx, `SELECT `+sqlrow.RunCols+` FROM runs WHERE id = $1`, id))
 	if err != nil {
 		return v, notFound(err, "run", id)
 	}
@@ -189,7 +137,7 @@ func (r reader) queryRuns(ctx context.Context, query string, args ...any) ([]sto
 	if err != nil {
 		return nil, fmt.Errorf("query runs: %w", err)
 	}
-	out, err := collect(rows, scanRun)
+	out, err := collect(rows, sqlrow.ScanRun)
 	if err != nil {
 		return nil, fmt.Errorf("scan run: %w", err)
 	}
@@ -197,7 +145,7 @@ func (r reader) queryRuns(ctx context.Context, query string, args ...any) ([]sto
 }
 
 func (r reader) SessionRuns(ctx context.Context, sessionID string) ([]store.Run, error) {
-	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = $1 ORDER BY created_at_ms, ord`, sessionID)
+	return r.queryRuns(ctx, `SELECT `+sqlrow.RunCols+` FROM runs WHERE session_id = $1 ORDER BY created_at_ms, ord`, sessionID)
 }
 
 // SessionRunStates reads two columns of the runs SessionRuns reads twenty
@@ -228,26 +176,12 @@ func (r reader) RunsWithStatus(ctx context.Context, statuses ...run.Status) ([]s
 	if len(statuses) == 0 {
 		return nil, nil
 	}
-	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE status = ANY($1)
+	return r.queryRuns(ctx, `SELECT `+sqlrow.RunCols+` FROM runs WHERE status = ANY($1)
 		ORDER BY priority DESC, created_at_ms, ord`, strs(statuses))
 }
 
-const requestCols = `id, run_id, session_id, kind, status, tool_call_id, prompt_json, response,
-	created_at_ms, expires_at_ms, resolved_at_ms`
-
-func scanRequest(s pgx.Row) (store.Request, error) {
-	var v store.Request
-	var prompt string
-	var c, e, res int64
-	err := s.Scan(&v.ID, &v.RunID, &v.SessionID, &v.Kind, &v.Status, &v.ToolCallID, &prompt,
-		&v.Response, &c, &e, &res)
-	v.Prompt = json.RawMessage(prompt)
-	v.CreatedAt, v.ExpiresAt, v.ResolvedAt = fromMS(c), fromMS(e), fromMS(res)
-	return v, err
-}
-
 func (r reader) GetRequest(ctx context.Context, id string) (store.Request, error) {
-	v, err := scanRequest(r.q.QueryRow(ctx, `SELECT `+requestCols+` FROM requests WHERE id = $1`, id))
+	v, err := sqlrow.ScanRequest(r.q.QueryRow(ctx, `SELECT `+sqlrow.RequestCols+` FROM requests WHERE id = $1`, id))
 	if err != nil {
 		return v, notFound(err, "request", id)
 	}
@@ -266,12 +200,12 @@ func (r reader) ListRequests(ctx context.Context, q store.RequestQuery) ([]store
 	if q.RunID != "" {
 		where = append(where, "run_id = "+args.add(q.RunID))
 	}
-	rows, err := r.q.Query(ctx, `SELECT `+requestCols+` FROM requests WHERE `+
+	rows, err := r.q.Query(ctx, `SELECT `+sqlrow.RequestCols+` FROM requests WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY created_at_ms, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list requests: %w", err)
 	}
-	out, err := collect(rows, scanRequest)
+	out, err := collect(rows, sqlrow.ScanRequest)
 	if err != nil {
 		return nil, fmt.Errorf("list requests: %w", err)
 	}
@@ -338,7 +272,7 @@ func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, 
 	if q.Fold {
 		dest = []any{&e.ID, &e.RunID, &typ, &ts, &e.Payload}
 	}
-	out, err := collect(rows, func(row pgx.Row) (event.Event, error) {
+	out, err := collect(rows, func(row sqlrow.Scanner) (event.Event, error) {
 		e = event.Event{}
 		err := row.Scan(dest...)
 		e.Type, e.TS = event.Type(typ), event.FromMillis(ts)
@@ -366,22 +300,8 @@ func (r reader) RunCursor(ctx context.Context, runID string) (int64, error) {
 	return id, nil
 }
 
-const ruleCols = `id, tool, pattern, scope, session_id, created_at_ms, created_by, request_id`
-
-func scanRule(s pgx.Row) (store.Rule, error) {
-	var v store.Rule
-	var c int64
-	var by string
-	err := s.Scan(&v.ID, &v.Tool, &v.Pattern, &v.Scope, &v.SessionID, &c, &by, &v.RequestID)
-	v.CreatedAt = fromMS(c)
-	if err == nil {
-		v.CreatedBy = store.RuleActor(by)
-	}
-	return v, err
-}
-
 func (r reader) FindRule(ctx context.Context, tool, pattern, sessionID string) (store.Rule, error) {
-	v, err := scanRule(r.q.QueryRow(ctx, `SELECT `+ruleCols+` FROM approval_rules
+	v, err := sqlrow.ScanRule(r.q.QueryRow(ctx, `SELECT `+sqlrow.RuleCols+` FROM approval_rules
 		WHERE tool = $1 AND pattern = $2 AND (scope = 'always' OR session_id = $3) LIMIT 1`, tool, pattern, sessionID))
 	if err != nil {
 		return v, notFound(err, "rule", tool)
@@ -390,11 +310,11 @@ func (r reader) FindRule(ctx context.Context, tool, pattern, sessionID string) (
 }
 
 func (r reader) ListRules(ctx context.Context) ([]store.Rule, error) {
-	rows, err := r.q.Query(ctx, `SELECT `+ruleCols+` FROM approval_rules ORDER BY created_at_ms, id`)
+	rows, err := r.q.Query(ctx, `SELECT `+sqlrow.RuleCols+` FROM approval_rules ORDER BY created_at_ms, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list rules: %w", err)
 	}
-	out, err := collect(rows, scanRule)
+	out, err := collect(rows, sqlrow.ScanRule)
 	if err != nil {
 		return nil, fmt.Errorf("list rules: %w", err)
 	}
@@ -406,7 +326,7 @@ func (r reader) ListRunners(ctx context.Context) ([]store.RunnerInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list runners: %w", err)
 	}
-	out, err := collect(rows, func(row pgx.Row) (store.RunnerInfo, error) {
+	out, err := collect(rows, func(row sqlrow.Scanner) (store.RunnerInfo, error) {
 		var v store.RunnerInfo
 		var s, h int64
 		err := row.Scan(&v.ID, &v.Host, &v.PID, &v.Version, &s, &h)

@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 // searchSQL ranks the matches with ts_rank and cuts ts_headline's snippet
@@ -101,7 +100,7 @@ func (r reader) Search(ctx context.Context, q store.SearchQuery) ([]store.Search
 	if err != nil {
 		return nil, "", fmt.Errorf("search: %w", err)
 	}
-	hits, err := collect(rows, func(row pgx.Row) (store.SearchHit, error) {
+	hits, err := collect(rows, func(row sqlrow.Scanner) (store.SearchHit, error) {
 		var h store.SearchHit
 		var rank float32
 		err := row.Scan(&h.SessionID, &h.EventID, &h.Kind, &h.ItemID, &h.Snippet, &rank)

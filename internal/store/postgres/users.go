@@ -11,20 +11,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
-const userCols = `id, name, role, password_hash, disabled, created_at_ms, updated_at_ms`
-
-func scanUser(s pgx.Row) (store.User, error) {
-	var v store.User
-	var c, u int64
-	err := s.Scan(&v.ID, &v.Name, &v.Role, &v.PasswordHash, &v.Disabled, &c, &u)
-	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
-	return v, err
-}
-
 func (r reader) GetUser(ctx context.Context, id string) (store.User, error) {
-	v, err := scanUser(r.q.QueryRow(ctx, `SELECT `+userCols+` FROM users WHERE id = $1`, id))
+	v, err := sqlrow.ScanUser(r.q.QueryRow(ctx, `SELECT `+sqlrow.UserCols+` FROM users WHERE id = $1`, id))
 	if err != nil {
 		return v, notFound(err, "user", id)
 	}
@@ -32,7 +23,7 @@ func (r reader) GetUser(ctx context.Context, id string) (store.User, error) {
 }
 
 func (r reader) GetUserByName(ctx context.Context, name string) (store.User, error) {
-	v, err := scanUser(r.q.QueryRow(ctx, `SELECT `+userCols+` FROM users WHERE name_key = $1`, store.NameKey(name)))
+	v, err := sqlrow.ScanUser(r.q.QueryRow(ctx, `SELECT `+sqlrow.UserCols+` FROM users WHERE name_key = $1`, store.NameKey(name)))
 	if err != nil {
 		return v, notFound(err, "user", name)
 	}
@@ -40,29 +31,19 @@ func (r reader) GetUserByName(ctx context.Context, name string) (store.User, err
 }
 
 func (r reader) ListUsers(ctx context.Context) ([]store.User, error) {
-	rows, err := r.q.Query(ctx, `SELECT `+userCols+` FROM users ORDER BY created_at_ms, id`)
+	rows, err := r.q.Query(ctx, `SELECT `+sqlrow.UserCols+` FROM users ORDER BY created_at_ms, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
-	out, err := collect(rows, scanUser)
+	out, err := collect(rows, sqlrow.ScanUser)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
 	return out, nil
 }
 
-const tokenCols = `id, user_id, name, scope, hash, prefix, created_at_ms, last_used_ms, revoked_at_ms`
-
-func scanToken(s pgx.Row) (store.APIToken, error) {
-	var v store.APIToken
-	var c, u, rv int64
-	err := s.Scan(&v.ID, &v.UserID, &v.Name, &v.Scope, &v.Hash, &v.Prefix, &c, &u, &rv)
-	v.CreatedAt, v.LastUsed, v.RevokedAt = fromMS(c), fromMS(u), fromMS(rv)
-	return v, err
-}
-
 func (r reader) GetTokenByHash(ctx context.Context, hash string) (store.APIToken, error) {
-	v, err := scanToken(r.q.QueryRow(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE hash = $1 AND revoked_at_ms = 0`, hash))
+	v, err := sqlrow.ScanToken(r.q.QueryRow(ctx, `SELECT `+sqlrow.TokenCols+` FROM api_tokens WHERE hash = $1 AND revoked_at_ms = 0`, hash))
 	if err != nil {
 		// The hash is a secret's stand-in: the error names no token.
 		return v, notFound(err, "token", "")
@@ -71,11 +52,11 @@ func (r reader) GetTokenByHash(ctx context.Context, hash string) (store.APIToken
 }
 
 func (r reader) ListTokens(ctx context.Context, userID string) ([]store.APIToken, error) {
-	rows, err := r.q.Query(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE user_id = $1 ORDER BY created_at_ms, id`, userID)
+	rows, err := r.q.Query(ctx, `SELECT `+sqlrow.TokenCols+` FROM api_tokens WHERE user_id = $1 ORDER BY created_at_ms, id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
-	out, err := collect(rows, scanToken)
+	out, err := collect(rows, sqlrow.ScanToken)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
@@ -109,7 +90,7 @@ func (t *txn) UpdateUser(ctx context.Context, u store.User) error {
 }
 
 func (t *txn) InsertToken(ctx context.Context, k store.APIToken) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO api_tokens (`+tokenCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
+	_, err := t.c.Exec(ctx, `INSERT INTO api_tokens (`+sqlrow.TokenCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
 		k.ID, k.UserID, k.Name, k.Scope, k.Hash, k.Prefix, ms(k.CreatedAt), ms(k.LastUsed), ms(k.RevokedAt))
 	if err != nil {
 		return fmt.Errorf("insert token %q: %w", k.ID, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 // txn implements store.Tx on one connection inside a transaction that
@@ -213,7 +214,7 @@ func (t *txn) appendEvents(ctx context.Context, fence string, rows []draftRow) (
 		return nil, err
 	}
 	type idSeq struct{ id, seq int64 }
-	got, err := collect(res, func(row pgx.Row) (idSeq, error) {
+	got, err := collect(res, func(row sqlrow.Scanner) (idSeq, error) {
 		var v idSeq
 		var run, session string
 		return v, row.Scan(&v.id, &v.seq, &run, &session)
@@ -302,7 +303,7 @@ func (t *txn) exec(ctx context.Context, what, id string, none error, sql string,
 }
 
 func (t *txn) InsertSession(ctx context.Context, s store.Session) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
+	_, err := t.c.Exec(ctx, `INSERT INTO sessions (`+sqlrow.SessionCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
 		s.ID, s.Title, s.Workspace, s.Model, ms(s.CreatedAt), ms(s.UpdatedAt), s.ParentSessionID, s.BranchedFromEventID, s.Pinned, nullMS(s), nullString(s.ProjectID), s.ProfileID)
 	if err != nil {
 		return fmt.Errorf("insert session: %w", err)
@@ -337,7 +338,7 @@ func (t *txn) DeleteSession(ctx context.Context, id string) error {
 
 func (t *txn) InsertRun(ctx context.Context, r store.Run) error {
 	usage, _ := json.Marshal(r.Usage)
-	_, err := t.c.Exec(ctx, `INSERT INTO runs (`+runCols+`)
+	_, err := t.c.Exec(ctx, `INSERT INTO runs (`+sqlrow.RunCols+`)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)`,
 		r.ID, r.SessionID, string(r.Status), r.Input, r.Model, r.Priority, r.Attempt, r.RunnerID,
 		ms(r.LeaseExpiresAt), r.LastSeq, r.ErrorCode, r.ErrorMessage, string(usage),
@@ -375,7 +376,7 @@ func (t *txn) RenewLeases(ctx context.Context, runnerID string, until time.Time)
 	if err != nil {
 		return nil, fmt.Errorf("renew leases: %w", err)
 	}
-	ids, err := collect(rows, func(row pgx.Row) (string, error) {
+	ids, err := collect(rows, func(row sqlrow.Scanner) (string, error) {
 		var id string
 		return id, row.Scan(&id)
 	})
@@ -386,7 +387,7 @@ func (t *txn) RenewLeases(ctx context.Context, runnerID string, until time.Time)
 }
 
 func (t *txn) InsertRequest(ctx context.Context, q store.Request) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO requests (`+requestCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+	_, err := t.c.Exec(ctx, `INSERT INTO requests (`+sqlrow.RequestCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
 		q.ID, q.RunID, q.SessionID, q.Kind, q.Status, q.ToolCallID, string(q.Prompt), q.Response,
 		ms(q.CreatedAt), ms(q.ExpiresAt), ms(q.ResolvedAt))
 	if err != nil {
@@ -425,7 +426,7 @@ func (t *txn) ListControls(ctx context.Context, runID string) ([]store.Control, 
 	if err != nil {
 		return nil, fmt.Errorf("list controls: %w", err)
 	}
-	out, err := collect(rows, func(row pgx.Row) (store.Control, error) {
+	out, err := collect(rows, func(row sqlrow.Scanner) (store.Control, error) {
 		var c store.Control
 		var p string
 		var at int64
@@ -440,7 +441,7 @@ func (t *txn) ListControls(ctx context.Context, runID string) ([]store.Control, 
 }
 
 func (t *txn) InsertRule(ctx context.Context, r store.Rule) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO approval_rules (`+ruleCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`,
+	_, err := t.c.Exec(ctx, `INSERT INTO approval_rules (`+sqlrow.RuleCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`,
 		r.ID, r.Tool, r.Pattern, r.Scope, r.SessionID, ms(r.CreatedAt), store.RuleActorJSON(r.CreatedBy), r.RequestID)
 	if err != nil {
 		return fmt.Errorf("insert rule: %w", err)
@@ -501,12 +502,12 @@ func (t *txn) ClaimNext(ctx context.Context, runnerID string, now, leaseUntil ti
 	if err != nil {
 		return store.Run{}, "", false, fmt.Errorf("claim: %w", err)
 	}
-	r, err := scanRun(t.c.QueryRow(ctx, `UPDATE runs SET
+	r, err := sqlrow.ScanRun(t.c.QueryRow(ctx, `UPDATE runs SET
 		status = CASE WHEN status IN ('queued','recovering') THEN 'running' ELSE status END,
 		attempt = CASE WHEN status IN ('queued','recovering') THEN attempt + 1 ELSE attempt END,
 		retry_at_ms = 0,
 		started_at_ms = CASE started_at_ms WHEN 0 THEN $1 ELSE started_at_ms END,
-		runner_id = $2, lease_expires_ms = $3 WHERE id = $4 RETURNING `+runCols, ms(now), runnerID, ms(leaseUntil), id))
+		runner_id = $2, lease_expires_ms = $3 WHERE id = $4 RETURNING `+sqlrow.RunCols, ms(now), runnerID, ms(leaseUntil), id))
 	if err != nil {
 		return store.Run{}, "", false, fmt.Errorf("claim %s: %w", id, err)
 	}

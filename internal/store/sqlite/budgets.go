@@ -11,24 +11,11 @@ import (
 	"fmt"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
-func scanBudget(s interface{ Scan(...any) error }) (store.Budget, error) {
-	var b store.Budget
-	var limits string
-	var at int64
-	if err := s.Scan(&b.Scope, &b.Target, &limits, &at); err != nil {
-		return b, err
-	}
-	b.UpdatedAt = fromMS(at)
-	if err := json.Unmarshal([]byte(limits), &b.Limits); err != nil {
-		return b, fmt.Errorf("budget %s/%s: %w", b.Scope, b.Target, err)
-	}
-	return b, nil
-}
-
 func (r reader) GetBudget(ctx context.Context, scope, target string) (store.Budget, error) {
-	b, err := scanBudget(r.queryRow(ctx, `SELECT scope, target, limits, updated_at_ms FROM budgets WHERE scope = ? AND target = ?`, scope, target))
+	b, err := sqlrow.ScanBudget(r.queryRow(ctx, `SELECT scope, target, limits, updated_at_ms FROM budgets WHERE scope = ? AND target = ?`, scope, target))
 	if err != nil {
 		return b, notFound(err, "budget", scope+"/"+target)
 	}
@@ -42,15 +29,11 @@ func (r reader) ListBudgets(ctx context.Context, scope string) ([]store.Budget, 
 		return nil, fmt.Errorf("list budgets: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Budget
-	for rows.Next() {
-		b, err := scanBudget(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list budgets: %w", err)
-		}
-		out = append(out, b)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanBudget)
+	if err != nil {
+		return nil, fmt.Errorf("list budgets: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) DayUsage(ctx context.Context, day string) (store.DayUsage, error) {

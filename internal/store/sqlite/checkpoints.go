@@ -8,22 +8,11 @@ import (
 	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
-const checkpointCols = `id, session_id, run_id, tool_call_id, workspace, commit_sha, parent_id, reason,
-	files_changed, lines_added, lines_removed, by_json, created_at_ms`
-
-func scanCheckpoint(s interface{ Scan(...any) error }) (store.Checkpoint, error) {
-	var c store.Checkpoint
-	var at int64
-	err := s.Scan(&c.ID, &c.SessionID, &c.RunID, &c.ToolCallID, &c.Workspace, &c.Commit, &c.Parent, &c.Reason,
-		&c.Files, &c.Added, &c.Removed, &c.By, &at)
-	c.CreatedAt = fromMS(at)
-	return c, err
-}
-
 func (r reader) GetCheckpoint(ctx context.Context, id string) (store.Checkpoint, error) {
-	c, err := scanCheckpoint(r.queryRow(ctx, `SELECT `+checkpointCols+` FROM checkpoints WHERE id = ?`, id))
+	c, err := sqlrow.ScanCheckpoint(r.queryRow(ctx, `SELECT `+sqlrow.CheckpointCols+` FROM checkpoints WHERE id = ?`, id))
 	if err != nil {
 		return store.Checkpoint{}, notFound(err, "checkpoint", id)
 	}
@@ -42,7 +31,7 @@ func (r reader) ListCheckpoints(ctx context.Context, q store.CheckpointQuery) ([
 			args = append(args, f.v)
 		}
 	}
-	sqlText := `SELECT ` + checkpointCols + ` FROM checkpoints`
+	sqlText := `SELECT ` + sqlrow.CheckpointCols + ` FROM checkpoints`
 	if len(where) > 0 {
 		sqlText += ` WHERE ` + strings.Join(where, " AND ")
 	}
@@ -57,7 +46,7 @@ func (r reader) ListCheckpoints(ctx context.Context, q store.CheckpointQuery) ([
 	defer rows.Close()
 	out := []store.Checkpoint{}
 	for rows.Next() {
-		c, err := scanCheckpoint(rows)
+		c, err := sqlrow.ScanCheckpoint(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list checkpoints: %w", err)
 		}
@@ -67,7 +56,7 @@ func (r reader) ListCheckpoints(ctx context.Context, q store.CheckpointQuery) ([
 }
 
 func (t *txn) InsertCheckpoint(ctx context.Context, c store.Checkpoint) error {
-	res, err := t.tx.ExecContext(ctx, `INSERT INTO checkpoints (`+checkpointCols+`)
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO checkpoints (`+sqlrow.CheckpointCols+`)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING`,
 		c.ID, c.SessionID, c.RunID, c.ToolCallID, c.Workspace, c.Commit, c.Parent, c.Reason,
 		c.Files, c.Added, c.Removed, c.By, ms(c.CreatedAt))

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 // deliveryCursorName names the one cursor row.
@@ -103,7 +105,7 @@ func (t *txn) dropJobWebhook(ctx context.Context, webhookID string) error {
 			rows.Close()
 			return fmt.Errorf("jobs delivering to webhook %s: %w", webhookID, err)
 		}
-		ids, err := decodeStrings(hooks)
+		ids, err := sqlrow.StringList(hooks)
 		if err != nil {
 			rows.Close()
 			return fmt.Errorf("job %q delivery webhooks: %w", jobID, err)

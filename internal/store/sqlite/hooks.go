@@ -5,33 +5,16 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
-const webhookCols = `id, name, url, kind, secret_sealed, events, session_id, profile_id, enabled, created_at_ms, updated_at_ms`
-
-func scanWebhook(s interface{ Scan(...any) error }) (store.Webhook, error) {
-	var w store.Webhook
-	var events string
-	var c, u int64
-	if err := s.Scan(&w.ID, &w.Name, &w.URL, &w.Kind, &w.SecretSealed, &events, &w.SessionID, &w.ProfileID, &w.Enabled, &c, &u); err != nil {
-		return w, err
-	}
-	var err error
-	if w.Events, err = decodeStrings(events); err != nil {
-		return w, fmt.Errorf("webhook %q events: %w", w.ID, err)
-	}
-	w.CreatedAt, w.UpdatedAt = fromMS(c), fromMS(u)
-	return w, nil
-}
-
 func (r reader) GetWebhook(ctx context.Context, id string) (store.Webhook, error) {
-	w, err := scanWebhook(r.queryRow(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE id = ?`, id))
+	w, err := sqlrow.ScanWebhook(r.queryRow(ctx, `SELECT `+sqlrow.WebhookCols+` FROM webhooks WHERE id = ?`, id))
 	if err != nil {
 		return w, notFound(err, "webhook", id)
 	}
@@ -39,67 +22,34 @@ func (r reader) GetWebhook(ctx context.Context, id string) (store.Webhook, error
 }
 
 func (r reader) ListWebhooks(ctx context.Context) ([]store.Webhook, error) {
-	rows, err := r.query(ctx, `SELECT `+webhookCols+` FROM webhooks ORDER BY name, id`)
+	rows, err := r.query(ctx, `SELECT `+sqlrow.WebhookCols+` FROM webhooks ORDER BY name, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list webhooks: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Webhook
-	for rows.Next() {
-		w, err := scanWebhook(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list webhooks: %w", err)
-		}
-		out = append(out, w)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanWebhook)
+	if err != nil {
+		return nil, fmt.Errorf("list webhooks: %w", err)
 	}
-	return out, rows.Err()
-}
-
-const deliveryCols = `id, webhook_id, run_id, url, event, payload, attempt, state, status_code, error, duration_ms, next_at_ms, created_at_ms`
-
-func scanDelivery(s interface{ Scan(...any) error }) (store.Delivery, error) {
-	var d store.Delivery
-	var dur, next, c int64
-	if err := s.Scan(&d.ID, &d.WebhookID, &d.RunID, &d.URL, &d.Event, &d.Payload, &d.Attempt, &d.State, &d.StatusCode, &d.Error, &dur, &next, &c); err != nil {
-		return d, err
-	}
-	d.Duration = time.Duration(dur) * time.Millisecond
-	d.NextAt, d.CreatedAt = fromMS(next), fromMS(c)
-	return d, nil
+	return out, nil
 }
 
 func (r reader) ListDeliveries(ctx context.Context, webhookID string, limit int) ([]store.Delivery, error) {
-	rows, err := r.query(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE webhook_id = ?
+	rows, err := r.query(ctx, `SELECT `+sqlrow.DeliveryCols+` FROM webhook_deliveries WHERE webhook_id = ?
 		ORDER BY created_at_ms DESC, id DESC LIMIT ?`, webhookID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list deliveries: %w", err)
-		}
-		out = append(out, d)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanDelivery)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
-	return out, rows.Err()
-}
-
-const triggerCols = `id, name, secret_sealed, template, profile_id, workspace, session_policy, session_id, enabled, created_at_ms, updated_at_ms`
-
-func scanTrigger(s interface{ Scan(...any) error }) (store.Trigger, error) {
-	var tr store.Trigger
-	var c, u int64
-	if err := s.Scan(&tr.ID, &tr.Name, &tr.SecretSealed, &tr.Template, &tr.ProfileID, &tr.Workspace, &tr.SessionPolicy, &tr.SessionID, &tr.Enabled, &c, &u); err != nil {
-		return tr, err
-	}
-	tr.CreatedAt, tr.UpdatedAt = fromMS(c), fromMS(u)
-	return tr, nil
+	return out, nil
 }
 
 func (r reader) GetTrigger(ctx context.Context, id string) (store.Trigger, error) {
-	tr, err := scanTrigger(r.queryRow(ctx, `SELECT `+triggerCols+` FROM triggers WHERE id = ?`, id))
+	tr, err := sqlrow.ScanTrigger(r.queryRow(ctx, `SELECT `+sqlrow.TriggerCols+` FROM triggers WHERE id = ?`, id))
 	if err != nil {
 		return tr, notFound(err, "trigger", id)
 	}
@@ -107,24 +57,20 @@ func (r reader) GetTrigger(ctx context.Context, id string) (store.Trigger, error
 }
 
 func (r reader) ListTriggers(ctx context.Context) ([]store.Trigger, error) {
-	rows, err := r.query(ctx, `SELECT `+triggerCols+` FROM triggers ORDER BY name, id`)
+	rows, err := r.query(ctx, `SELECT `+sqlrow.TriggerCols+` FROM triggers ORDER BY name, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list triggers: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Trigger
-	for rows.Next() {
-		tr, err := scanTrigger(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list triggers: %w", err)
-		}
-		out = append(out, tr)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanTrigger)
+	if err != nil {
+		return nil, fmt.Errorf("list triggers: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (t *txn) InsertWebhook(ctx context.Context, w store.Webhook) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO webhooks (`+webhookCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO webhooks (`+sqlrow.WebhookCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
 		w.ID, w.Name, w.URL, w.Kind, w.SecretSealed, stringsJSON(w.Events), w.SessionID, w.ProfileID, w.Enabled, ms(w.CreatedAt), ms(w.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("insert webhook: %w", err)
@@ -153,7 +99,7 @@ func (t *txn) DeleteWebhook(ctx context.Context, id string) error {
 }
 
 func (t *txn) InsertDelivery(ctx context.Context, d store.Delivery) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (`+deliveryCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (`+sqlrow.DeliveryCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (id) DO NOTHING`,
 		d.ID, d.WebhookID, d.RunID, d.URL, d.Event, d.Payload, d.Attempt, d.State, d.StatusCode, d.Error,
 		d.Duration.Milliseconds(), ms(d.NextAt), ms(d.CreatedAt))
@@ -164,10 +110,10 @@ func (t *txn) InsertDelivery(ctx context.Context, d store.Delivery) error {
 }
 
 func (t *txn) ClaimDelivery(ctx context.Context, now, until time.Time) (store.Delivery, bool, error) {
-	d, err := scanDelivery(t.tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET state = 'sending', next_at_ms = ?
+	d, err := sqlrow.ScanDelivery(t.tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET state = 'sending', next_at_ms = ?
 		WHERE id = (SELECT id FROM webhook_deliveries WHERE state IN ('pending', 'sending') AND next_at_ms <= ?
 			ORDER BY next_at_ms, id LIMIT 1)
-		RETURNING `+deliveryCols, ms(until), ms(now)))
+		RETURNING `+sqlrow.DeliveryCols, ms(until), ms(now)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, false, nil
 	}
@@ -184,7 +130,7 @@ func (t *txn) FinishDelivery(ctx context.Context, d store.Delivery) error {
 }
 
 func (t *txn) InsertTrigger(ctx context.Context, tr store.Trigger) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO triggers (`+triggerCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO triggers (`+sqlrow.TriggerCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
 		tr.ID, tr.Name, tr.SecretSealed, tr.Template, tr.ProfileID, tr.Workspace, tr.SessionPolicy, tr.SessionID, tr.Enabled,
 		ms(tr.CreatedAt), ms(tr.UpdatedAt))
 	if err != nil {
@@ -241,17 +187,6 @@ func affectedOne(res sql.Result, err error, what, id string) error {
 		return fmt.Errorf("%s %q: %w", what, id, store.ErrNotFound)
 	}
 	return nil
-}
-
-func decodeStrings(s string) ([]string, error) {
-	var out []string
-	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out, nil
 }
 
 func (r reader) RunWebhook(ctx context.Context, runID string) (string, error) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 // Session cursors encode the last row's (pinned, updated_at_ms, id), the
@@ -67,7 +68,7 @@ func listSessionsQuery(p store.SessionPage, limit int) (string, []any, error) {
 		args = append(args, "%"+likeEscape(p.Query)+"%")
 	}
 	args = append(args, limit+1)
-	return `SELECT ` + sessionCols + ` FROM sessions WHERE ` + strings.Join(where, " AND ") +
+	return `SELECT ` + sqlrow.SessionCols + ` FROM sessions WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY pinned DESC, updated_at_ms DESC, id DESC LIMIT ?`, args, nil
 }
 
@@ -98,18 +99,8 @@ func nullString(v string) any {
 	return v
 }
 
-const projectCols = `id, name, workspace, model, instructions, created_at_ms, updated_at_ms, profile_id`
-
-func scanProject(s interface{ Scan(...any) error }) (store.Project, error) {
-	var v store.Project
-	var c, u int64
-	err := s.Scan(&v.ID, &v.Name, &v.Workspace, &v.Model, &v.Instructions, &c, &u, &v.ProfileID)
-	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
-	return v, err
-}
-
 func (r reader) GetProject(ctx context.Context, id string) (store.Project, error) {
-	v, err := scanProject(r.queryRow(ctx, `SELECT `+projectCols+` FROM projects WHERE id = ?`, id))
+	v, err := sqlrow.ScanProject(r.queryRow(ctx, `SELECT `+sqlrow.ProjectCols+` FROM projects WHERE id = ?`, id))
 	if err != nil {
 		return v, notFound(err, "project", id)
 	}
@@ -117,20 +108,16 @@ func (r reader) GetProject(ctx context.Context, id string) (store.Project, error
 }
 
 func (r reader) ListProjects(ctx context.Context) ([]store.Project, error) {
-	rows, err := r.query(ctx, `SELECT `+projectCols+` FROM projects ORDER BY name_key, id`)
+	rows, err := r.query(ctx, `SELECT `+sqlrow.ProjectCols+` FROM projects ORDER BY name_key, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Project
-	for rows.Next() {
-		v, err := scanProject(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list projects: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanProject)
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // InsertProject and UpdateProject treat a taken name as users do: looked

@@ -10,33 +10,8 @@ import (
 	"fmt"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
-
-const providerCols = `id, name, kind, base_url, api_key_sealed, api_key_hint, default_model, models_json, headers_sealed, header_names, enabled, created_at_ms, updated_at_ms`
-
-func scanProvider(s interface{ Scan(...any) error }) (store.Provider, error) {
-	var v store.Provider
-	var models, names string
-	var c, u int64
-	err := s.Scan(&v.ID, &v.Name, &v.Kind, &v.BaseURL, &v.APIKeySealed, &v.APIKeyHint, &v.DefaultModel, &models, &v.HeadersSealed, &names, &v.Enabled, &c, &u)
-	if err != nil {
-		return v, err
-	}
-	if err := json.Unmarshal([]byte(models), &v.Models); err != nil {
-		return v, fmt.Errorf("provider %q models: %w", v.ID, err)
-	}
-	if err := json.Unmarshal([]byte(names), &v.HeaderNames); err != nil {
-		return v, fmt.Errorf("provider %q header names: %w", v.ID, err)
-	}
-	if len(v.Models) == 0 {
-		v.Models = nil // one spelling of "none", as written
-	}
-	if len(v.HeaderNames) == 0 {
-		v.HeaderNames = nil
-	}
-	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
-	return v, nil
-}
 
 func stringsJSON(ms []string) string {
 	if len(ms) == 0 {
@@ -47,7 +22,7 @@ func stringsJSON(ms []string) string {
 }
 
 func (r reader) GetProvider(ctx context.Context, id string) (store.Provider, error) {
-	v, err := scanProvider(r.queryRow(ctx, `SELECT `+providerCols+` FROM providers WHERE id = ?`, id))
+	v, err := sqlrow.ScanProvider(r.queryRow(ctx, `SELECT `+sqlrow.ProviderCols+` FROM providers WHERE id = ?`, id))
 	if err != nil {
 		return v, notFound(err, "provider", id)
 	}
@@ -55,20 +30,16 @@ func (r reader) GetProvider(ctx context.Context, id string) (store.Provider, err
 }
 
 func (r reader) ListProviders(ctx context.Context) ([]store.Provider, error) {
-	rows, err := r.query(ctx, `SELECT `+providerCols+` FROM providers ORDER BY name_key, id`)
+	rows, err := r.query(ctx, `SELECT `+sqlrow.ProviderCols+` FROM providers ORDER BY name_key, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list providers: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Provider
-	for rows.Next() {
-		v, err := scanProvider(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list providers: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanProvider)
+	if err != nil {
+		return nil, fmt.Errorf("list providers: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) ListSettings(ctx context.Context) ([]store.Setting, error) {
@@ -91,7 +62,7 @@ func (r reader) ListSettings(ctx context.Context) ([]store.Setting, error) {
 }
 
 func (t *txn) InsertProvider(ctx context.Context, p store.Provider) error {
-	res, err := t.tx.ExecContext(ctx, `INSERT INTO providers (`+providerCols+`, name_key)
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO providers (`+sqlrow.ProviderCols+`, name_key)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (name_key) DO NOTHING`,
 		p.ID, p.Name, p.Kind, p.BaseURL, p.APIKeySealed, p.APIKeyHint, p.DefaultModel, stringsJSON(p.Models), p.HeadersSealed, stringsJSON(p.HeaderNames), p.Enabled,
 		ms(p.CreatedAt), ms(p.UpdatedAt), store.NameKey(p.Name))

@@ -12,6 +12,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 // querier is what *sql.DB and *sql.Tx share.
@@ -63,26 +64,8 @@ func notFound(err error, what, id string) error {
 	return fmt.Errorf("get %s %q: %w", what, id, err)
 }
 
-const sessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms, parent_session_id, branched_from_event_id, pinned, archived_at_ms, project_id, profile_id`
-
-func scanSession(s interface{ Scan(...any) error }) (store.Session, error) {
-	var v store.Session
-	var c, u int64
-	var archived *int64
-	var project *string
-	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u, &v.ParentSessionID, &v.BranchedFromEventID, &v.Pinned, &archived, &project, &v.ProfileID)
-	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
-	if archived != nil {
-		v.ArchivedAt = fromMS(*archived)
-	}
-	if project != nil {
-		v.ProjectID = *project
-	}
-	return v, err
-}
-
 func (r reader) GetSession(ctx context.Context, id string) (store.Session, error) {
-	v, err := scanSession(r.queryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
+	v, err := sqlrow.ScanSession(r.queryRow(ctx, `SELECT `+sqlrow.SessionCols+` FROM sessions WHERE id = ?`, id))
 	if err != nil {
 		return v, notFound(err, "session", id)
 	}
@@ -105,7 +88,7 @@ func (r reader) ListSessions(ctx context.Context, p store.SessionPage) ([]store.
 	defer rows.Close()
 	var out []store.Session
 	for rows.Next() {
-		s, err := scanSession(rows)
+		s, err := sqlrow.ScanSession(rows)
 		if err != nil {
 			return nil, "", fmt.Errorf("list sessions: %w", err)
 		}
@@ -126,34 +109,8 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-const runCols = `id, session_id, status, input, model, priority, attempt, runner_id,
-	lease_expires_ms, last_seq, error_code, error_message, usage_json,
-	created_at_ms, started_at_ms, ended_at_ms, retries, max_retries, retry_backoff_ms, retry_at_ms, expires_at_ms`
-
-func scanRun(s interface{ Scan(...any) error }) (store.Run, error) {
-	var v store.Run
-	var status, usage string
-	var lease, c, st, e, backoff, retryAt, expires int64
-	err := s.Scan(&v.ID, &v.SessionID, &status, &v.Input, &v.Model, &v.Priority, &v.Attempt,
-		&v.RunnerID, &lease, &v.LastSeq, &v.ErrorCode, &v.ErrorMessage, &usage, &c, &st, &e,
-		&v.Retries, &v.MaxRetries, &backoff, &retryAt, &expires)
-	if err != nil {
-		return v, err
-	}
-	v.Status = run.Status(status)
-	v.LeaseExpiresAt, v.CreatedAt, v.StartedAt, v.EndedAt = fromMS(lease), fromMS(c), fromMS(st), fromMS(e)
-	v.RetryBackoff, v.RetryAt = time.Duration(backoff)*time.Millisecond, fromMS(retryAt)
-	v.ExpiresAt = fromMS(expires)
-	if usage != "" {
-		if err := json.Unmarshal([]byte(usage), &v.Usage); err != nil {
-			return v, fmt.Errorf("run %s usage: %w", v.ID, err)
-		}
-	}
-	return v, nil
-}
-
 func (r reader) GetRun(ctx context.Context, id string) (store.Run, error) {
-	v, err := scanRun(r.queryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	v, err := sqlrow.ScanRun(r.queryRow(ctx, `SELECT `+sqlrow.RunCols+` FROM runs WHERE id = ?`, id))
 	if err != nil {
 		return v, notFound(err, "run", id)
 	}
@@ -166,19 +123,15 @@ func (r reader) queryRuns(ctx context.Context, query string, args ...any) ([]sto
 		return nil, fmt.Errorf("query runs: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Run
-	for rows.Next() {
-		v, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan run: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanRun)
+	if err != nil {
+		return nil, fmt.Errorf("scan run: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) SessionRuns(ctx context.Context, sessionID string) ([]store.Run, error) {
-	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = ? ORDER BY created_at_ms, rowid`, sessionID)
+	return r.queryRuns(ctx, `SELECT `+sqlrow.RunCols+` FROM runs WHERE session_id = ? ORDER BY created_at_ms, rowid`, sessionID)
 }
 
 // SessionRunStates reads two columns of the runs SessionRuns reads twenty
@@ -213,7 +166,7 @@ func (r reader) RunsWithStatus(ctx context.Context, statuses ...run.Status) ([]s
 	for i, s := range statuses {
 		args[i] = string(s)
 	}
-	return r.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE status IN (`+placeholders(len(statuses))+
+	return r.queryRuns(ctx, `SELECT `+sqlrow.RunCols+` FROM runs WHERE status IN (`+placeholders(len(statuses))+
 		`) ORDER BY priority DESC, created_at_ms, rowid`, args...)
 }
 
@@ -221,22 +174,8 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
-const requestCols = `id, run_id, session_id, kind, status, tool_call_id, prompt_json, response,
-	created_at_ms, expires_at_ms, resolved_at_ms`
-
-func scanRequest(s interface{ Scan(...any) error }) (store.Request, error) {
-	var v store.Request
-	var prompt string
-	var c, e, res int64
-	err := s.Scan(&v.ID, &v.RunID, &v.SessionID, &v.Kind, &v.Status, &v.ToolCallID, &prompt,
-		&v.Response, &c, &e, &res)
-	v.Prompt = json.RawMessage(prompt)
-	v.CreatedAt, v.ExpiresAt, v.ResolvedAt = fromMS(c), fromMS(e), fromMS(res)
-	return v, err
-}
-
 func (r reader) GetRequest(ctx context.Context, id string) (store.Request, error) {
-	v, err := scanRequest(r.queryRow(ctx, `SELECT `+requestCols+` FROM requests WHERE id = ?`, id))
+	v, err := sqlrow.ScanRequest(r.queryRow(ctx, `SELECT `+sqlrow.RequestCols+` FROM requests WHERE id = ?`, id))
 	if err != nil {
 		return v, notFound(err, "request", id)
 	}
@@ -254,21 +193,17 @@ func (r reader) ListRequests(ctx context.Context, q store.RequestQuery) ([]store
 	if q.RunID != "" {
 		where, args = append(where, "run_id = ?"), append(args, q.RunID)
 	}
-	rows, err := r.query(ctx, `SELECT `+requestCols+` FROM requests WHERE `+
+	rows, err := r.query(ctx, `SELECT `+sqlrow.RequestCols+` FROM requests WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY created_at_ms, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list requests: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Request
-	for rows.Next() {
-		v, err := scanRequest(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list requests: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanRequest)
+	if err != nil {
+		return nil, fmt.Errorf("list requests: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) Events(ctx context.Context, q store.EventQuery) ([]event.Event, error) {
@@ -363,22 +298,8 @@ func (r reader) RunCursor(ctx context.Context, runID string) (int64, error) {
 	return id, nil
 }
 
-const ruleCols = `id, tool, pattern, scope, session_id, created_at_ms, created_by, request_id`
-
-func scanRule(s interface{ Scan(...any) error }) (store.Rule, error) {
-	var v store.Rule
-	var c int64
-	var by string
-	err := s.Scan(&v.ID, &v.Tool, &v.Pattern, &v.Scope, &v.SessionID, &c, &by, &v.RequestID)
-	v.CreatedAt = fromMS(c)
-	if err == nil {
-		v.CreatedBy = store.RuleActor(by)
-	}
-	return v, err
-}
-
 func (r reader) FindRule(ctx context.Context, tool, pattern, sessionID string) (store.Rule, error) {
-	v, err := scanRule(r.queryRow(ctx, `SELECT `+ruleCols+` FROM approval_rules
+	v, err := sqlrow.ScanRule(r.queryRow(ctx, `SELECT `+sqlrow.RuleCols+` FROM approval_rules
 		WHERE tool = ? AND pattern = ? AND (scope = 'always' OR session_id = ?) LIMIT 1`, tool, pattern, sessionID))
 	if err != nil {
 		return v, notFound(err, "rule", tool)
@@ -387,20 +308,16 @@ func (r reader) FindRule(ctx context.Context, tool, pattern, sessionID string) (
 }
 
 func (r reader) ListRules(ctx context.Context) ([]store.Rule, error) {
-	rows, err := r.query(ctx, `SELECT `+ruleCols+` FROM approval_rules ORDER BY created_at_ms, id`)
+	rows, err := r.query(ctx, `SELECT `+sqlrow.RuleCols+` FROM approval_rules ORDER BY created_at_ms, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list rules: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Rule
-	for rows.Next() {
-		v, err := scanRule(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list rules: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanRule)
+	if err != nil {
+		return nil, fmt.Errorf("list rules: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (r reader) ListRunners(ctx context.Context) ([]store.RunnerInfo, error) {

@@ -165,7 +165,8 @@ func (d *DB) writeBatch(ctx context.Context, fns []func(store.Tx) error, count b
 			return nil, false, fmt.Errorf("count changes: %w", err)
 		}
 	}
-	t := &txn{reader: reader{q: tx}, tx: tx, ws: d.ws}
+	dt := detachedTx{tx}
+	t := &txn{reader: reader{q: dt}, tx: dt, ws: d.ws}
 	errs := make([]error, len(fns))
 	for i, fn := range fns {
 		if len(fns) == 1 {

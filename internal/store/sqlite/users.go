@@ -10,20 +10,11 @@ import (
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
-const userCols = `id, name, role, password_hash, disabled, created_at_ms, updated_at_ms`
-
-func scanUser(s interface{ Scan(...any) error }) (store.User, error) {
-	var v store.User
-	var c, u int64
-	err := s.Scan(&v.ID, &v.Name, &v.Role, &v.PasswordHash, &v.Disabled, &c, &u)
-	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
-	return v, err
-}
-
 func (r reader) GetUser(ctx context.Context, id string) (store.User, error) {
-	v, err := scanUser(r.queryRow(ctx, `SELECT `+userCols+` FROM users WHERE id = ?`, id))
+	v, err := sqlrow.ScanUser(r.queryRow(ctx, `SELECT `+sqlrow.UserCols+` FROM users WHERE id = ?`, id))
 	if err != nil {
 		return v, notFound(err, "user", id)
 	}
@@ -31,7 +22,7 @@ func (r reader) GetUser(ctx context.Context, id string) (store.User, error) {
 }
 
 func (r reader) GetUserByName(ctx context.Context, name string) (store.User, error) {
-	v, err := scanUser(r.queryRow(ctx, `SELECT `+userCols+` FROM users WHERE name_key = ?`, store.NameKey(name)))
+	v, err := sqlrow.ScanUser(r.queryRow(ctx, `SELECT `+sqlrow.UserCols+` FROM users WHERE name_key = ?`, store.NameKey(name)))
 	if err != nil {
 		return v, notFound(err, "user", name)
 	}
@@ -39,34 +30,20 @@ func (r reader) GetUserByName(ctx context.Context, name string) (store.User, err
 }
 
 func (r reader) ListUsers(ctx context.Context) ([]store.User, error) {
-	rows, err := r.query(ctx, `SELECT `+userCols+` FROM users ORDER BY created_at_ms, id`)
+	rows, err := r.query(ctx, `SELECT `+sqlrow.UserCols+` FROM users ORDER BY created_at_ms, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
 	defer rows.Close()
-	var out []store.User
-	for rows.Next() {
-		v, err := scanUser(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list users: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanUser)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
 	}
-	return out, rows.Err()
-}
-
-const tokenCols = `id, user_id, name, scope, hash, prefix, created_at_ms, last_used_ms, revoked_at_ms`
-
-func scanToken(s interface{ Scan(...any) error }) (store.APIToken, error) {
-	var v store.APIToken
-	var c, u, rv int64
-	err := s.Scan(&v.ID, &v.UserID, &v.Name, &v.Scope, &v.Hash, &v.Prefix, &c, &u, &rv)
-	v.CreatedAt, v.LastUsed, v.RevokedAt = fromMS(c), fromMS(u), fromMS(rv)
-	return v, err
+	return out, nil
 }
 
 func (r reader) GetTokenByHash(ctx context.Context, hash string) (store.APIToken, error) {
-	v, err := scanToken(r.queryRow(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE hash = ? AND revoked_at_ms = 0`, hash))
+	v, err := sqlrow.ScanToken(r.queryRow(ctx, `SELECT `+sqlrow.TokenCols+` FROM api_tokens WHERE hash = ? AND revoked_at_ms = 0`, hash))
 	if err != nil {
 		// The hash is a secret's stand-in: the error names no token.
 		return v, notFound(err, "token", "")
@@ -75,20 +52,16 @@ func (r reader) GetTokenByHash(ctx context.Context, hash string) (store.APIToken
 }
 
 func (r reader) ListTokens(ctx context.Context, userID string) ([]store.APIToken, error) {
-	rows, err := r.query(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE user_id = ? ORDER BY created_at_ms, id`, userID)
+	rows, err := r.query(ctx, `SELECT `+sqlrow.TokenCols+` FROM api_tokens WHERE user_id = ? ORDER BY created_at_ms, id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
 	defer rows.Close()
-	var out []store.APIToken
-	for rows.Next() {
-		v, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list tokens: %w", err)
-		}
-		out = append(out, v)
+	out, err := sqlrow.Collect(rows, sqlrow.ScanToken)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // InsertUser and UpdateUser look for a taken name before writing rather
@@ -117,7 +90,7 @@ func (t *txn) UpdateUser(ctx context.Context, u store.User) error {
 }
 
 func (t *txn) InsertToken(ctx context.Context, k store.APIToken) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenCols+`) VALUES (?,?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO api_tokens (`+sqlrow.TokenCols+`) VALUES (?,?,?,?,?,?,?,?,?)`,
 		k.ID, k.UserID, k.Name, k.Scope, k.Hash, k.Prefix, ms(k.CreatedAt), ms(k.LastUsed), ms(k.RevokedAt))
 	if err != nil {
 		return fmt.Errorf("insert token %q: %w", k.ID, err)

@@ -14,12 +14,13 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/store/sqlrow"
 )
 
 // txn implements store.Tx on one SQL transaction.
 type txn struct {
 	reader
-	tx *sql.Tx
+	tx detachedTx
 	ws *writeStmts
 
 	// mu guards bound: nothing stops a body from using its Tx from several
@@ -30,7 +31,7 @@ type txn struct {
 
 // stmt returns the write statement k bound to the transaction, binding it
 // once per transaction rather than per execution.
-func (t *txn) stmt(k wstmt) *sql.Stmt {
+func (t *txn) stmt(k wstmt) detachedStmt {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.bound[k] == nil {
@@ -38,9 +39,9 @@ func (t *txn) stmt(k wstmt) *sql.Stmt {
 		// transaction's own connection, and a cancelled context would
 		// leave an error stuck to the statement for the rest of the
 		// transaction.
-		t.bound[k] = t.tx.StmtContext(context.Background(), t.ws[k])
+		t.bound[k] = t.tx.tx.StmtContext(context.Background(), t.ws[k])
 	}
-	return t.bound[k]
+	return detachedStmt{t.bound[k]}
 }
 
 func (t *txn) AppendEvents(ctx context.Context, fence string, drafts ...event.Draft) (out []event.Event, err error) {
@@ -261,7 +262,7 @@ func marshalPayload(p any) (json.RawMessage, error) {
 }
 
 func (t *txn) InsertSession(ctx context.Context, s store.Session) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO sessions (`+sqlrow.SessionCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
 		s.ID, s.Title, s.Workspace, s.Model, ms(s.CreatedAt), ms(s.UpdatedAt), s.ParentSessionID, s.BranchedFromEventID, s.Pinned, nullMS(s), nullString(s.ProjectID), s.ProfileID)
 	if err != nil {
 		return fmt.Errorf("insert session: %w", err)
@@ -314,7 +315,7 @@ func expectOne(res sql.Result, err error) func(what, id string, none error) erro
 
 func (t *txn) InsertRun(ctx context.Context, r store.Run) error {
 	usage, _ := json.Marshal(r.Usage)
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO runs (`+sqlrow.RunCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.SessionID, string(r.Status), r.Input, r.Model, r.Priority, r.Attempt, r.RunnerID,
 		ms(r.LeaseExpiresAt), r.LastSeq, r.ErrorCode, r.ErrorMessage, string(usage),
 		ms(r.CreatedAt), ms(r.StartedAt), ms(r.EndedAt),
@@ -366,7 +367,7 @@ func (t *txn) RenewLeases(ctx context.Context, runnerID string, until time.Time)
 }
 
 func (t *txn) InsertRequest(ctx context.Context, q store.Request) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO requests (`+requestCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO requests (`+sqlrow.RequestCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
 		q.ID, q.RunID, q.SessionID, q.Kind, q.Status, q.ToolCallID, string(q.Prompt), q.Response,
 		ms(q.CreatedAt), ms(q.ExpiresAt), ms(q.ResolvedAt))
 	if err != nil {
@@ -421,7 +422,7 @@ func (t *txn) ListControls(ctx context.Context, runID string) ([]store.Control, 
 }
 
 func (t *txn) InsertRule(ctx context.Context, r store.Rule) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO approval_rules (`+ruleCols+`) VALUES (?,?,?,?,?,?,?,?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO approval_rules (`+sqlrow.RuleCols+`) VALUES (?,?,?,?,?,?,?,?)`,
 		r.ID, r.Tool, r.Pattern, r.Scope, r.SessionID, ms(r.CreatedAt), store.RuleActorJSON(r.CreatedBy), r.RequestID)
 	if err != nil {
 		return fmt.Errorf("insert rule: %w", err)

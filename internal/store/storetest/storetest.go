@@ -47,6 +47,7 @@ func Run(t *testing.T, open Open) {
 		{"DeleteSessionRemovesItsData", testDeleteSessionRemovesItsData},
 		{"WriteBatchIsolatesFailingBodies", testWriteBatchIsolatesFailingBodies},
 		{"WriteBatchChanges", testWriteBatchChanges},
+		{"WriteBatchIgnoresBodyCancel", testWriteBatchIgnoresBodyCancel},
 		{"TwoHandlesAppendGapFree", testTwoHandlesAppendGapFree},
 		{"SessionEventsSeqPerSession", testSessionEventsSeqPerSession},
 		{"SessionEventsRefused", testSessionEventsRefused},
