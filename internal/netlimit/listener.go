@@ -43,8 +43,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if l.lim.Acquire(key) {
 			return &conn{Conn: c, release: func() { l.lim.Release(key) }}, nil
 		}
-		c.Close()
+		// Counted before the close: whoever sees the close may read the count.
 		l.refuse(key)
+		c.Close()
 	}
 }
 
