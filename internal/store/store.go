@@ -464,6 +464,10 @@ type Reader interface {
 	ListTriggers(ctx context.Context) ([]Trigger, error)
 	// RunWebhook is the webhook_url a run was queued with ("" for none).
 	RunWebhook(ctx context.Context, runID string) (string, error)
+	// MCP servers (issue 18, h18-mcpwire). GetMCPServer is ErrNotFound for
+	// an unknown id; ListMCPServers orders by name, then id.
+	GetMCPServer(ctx context.Context, id string) (MCPServer, error)
+	ListMCPServers(ctx context.Context) ([]MCPServer, error)
 	// Scheduled jobs (issue 17, h17-jobs). GetJob finds a job (ErrNotFound);
 	// ListJobs lists every job by name, then id. LastRunStatus is read from
 	// the job's last run. JobRuns lists the runs a job started, newest
@@ -653,6 +657,13 @@ type Tx interface {
 	InsertWebhook(ctx context.Context, w Webhook) error
 	UpdateWebhook(ctx context.Context, w Webhook) error
 	DeleteWebhook(ctx context.Context, id string) error
+	// MCP servers (issue 18, h18-mcpwire). UpdateMCPServer writes every
+	// field but ID and CreatedAt (ErrNotFound for an unknown id);
+	// DeleteMCPServer of an unknown id is no error. Names are unique
+	// (the API checks; the table's unique index makes a race fail).
+	InsertMCPServer(ctx context.Context, s MCPServer) error
+	UpdateMCPServer(ctx context.Context, s MCPServer) error
+	DeleteMCPServer(ctx context.Context, id string) error
 	// InsertDelivery adds an attempt; one whose ID is already there is
 	// left as it is, so processes that each see a run end and derive the
 	// same ID queue it once.

@@ -102,6 +102,8 @@ func Run(t *testing.T, open Open) {
 		{"Deliveries", testDeliveries},
 		{"Triggers", testTriggers},
 		{"RunWebhooks", testRunWebhooks},
+		// MCP servers (issue 18, h18-mcpwire).
+		{"MCPServers", testMCPServers},
 		// Scheduled jobs (issue 17, h17-jobs).
 		{"JobsCRUD", testJobsCRUD},
 		{"ClaimDueJobs", testClaimDueJobs},
