@@ -60,16 +60,35 @@ type DataPart struct {
 // tools; its error is joined into the returned error and its state says
 // why, so the caller can still offer the others.
 func NewTools(ctx context.Context, m *Manager) ([]tool.Tool, error) {
+	return NewServerTools(ctx, m, m.Servers(), nil)
+}
+
+// ToolRule is the verdict a person configured for a server's tool:
+// "allow", "ask" or "deny" ("" = ask).
+type ToolRule func(server, tool string) string
+
+// NewServerTools is NewTools for the named servers only (an unknown name
+// is an error like a server that cannot start). rule, when not nil, gives
+// each tool's verdict: it travels in the call's intent (tool.Intent.Rule)
+// to the approval policy, and a tool denied is not offered at all.
+func NewServerTools(ctx context.Context, m *Manager, servers []string, rule ToolRule) ([]tool.Tool, error) {
 	var out []tool.Tool
 	var errs []error
-	for _, server := range m.Servers() {
+	for _, server := range servers {
 		infos, err := m.ListTools(ctx, server)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		for i, name := range uniqueNames(server, infos) {
-			out = append(out, &mcpTool{m: m, server: server, info: infos[i], name: name})
+			var verdict string
+			if rule != nil {
+				verdict = rule(server, infos[i].Name)
+			}
+			if verdict == "deny" {
+				continue
+			}
+			out = append(out, &mcpTool{m: m, server: server, info: infos[i], name: name, rule: verdict})
 		}
 	}
 	return out, errors.Join(errs...)
@@ -81,6 +100,7 @@ type mcpTool struct {
 	server string
 	info   ToolInfo
 	name   string
+	rule   string // the configured verdict, for the policy
 }
 
 func (t *mcpTool) Spec() provider.ToolSpec {
@@ -124,6 +144,7 @@ func (t *mcpTool) Intent(args json.RawMessage) tool.Intent {
 		// arguments.
 		Action:  fmt.Sprintf("MCP %s · %s %s", t.server, t.info.Name, clip(compact(args), 2000)),
 		Invalid: invalid,
+		Rule:    t.rule,
 	}
 }
 

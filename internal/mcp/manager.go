@@ -159,6 +159,27 @@ func (m *Manager) Update(configs []ServerConfig) error {
 	return nil
 }
 
+// Restart closes server's connection (its process and what it started
+// end; calls in flight fail) and forgets its failures: it starts afresh,
+// from the bottom of the backoff, on its next use.
+func (m *Manager) Restart(server string) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	old, ok := m.servers[server]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrUnknownServer, server)
+	}
+	m.servers[server] = newServer(old.cfg, m.opts)
+	m.mu.Unlock()
+	m.opts.Logger.Info("mcp: restarting server on request", "server", server)
+	old.close()
+	return nil
+}
+
 // closeAll closes servers side by side: each may wait a few seconds for
 // its process to exit.
 func closeAll(servers []*server) {

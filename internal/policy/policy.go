@@ -89,6 +89,9 @@ const (
 	// RiskSideEffect: a call with an effect, asked about because the mode
 	// asks for all of them.
 	RiskSideEffect = "side_effect"
+	// RiskToolRule: a call refused by the tool's configured rule (an MCP
+	// server's or tool's "deny").
+	RiskToolRule = "tool_rule"
 )
 
 // Input is one call to decide on.
@@ -164,7 +167,14 @@ func Decide(in Input) Decision {
 		return allow()
 	case tool.EffectExternal:
 		// Another program's tool (an MCP server's) may do anything: ask in
-		// every mode; a remembered rule may answer.
+		// every mode, unless the person configured the server or the tool
+		// to be allowed or denied; a remembered rule may answer an ask.
+		switch it.Rule {
+		case string(Allow):
+			return allow()
+		case string(Deny):
+			return deny(RiskToolRule, "This tool is denied in its MCP server's settings")
+		}
 		return askRule(RiskSideEffect, "Runs a tool of another program")
 	}
 	// An effect this package does not know yet: ask rather than guess.

@@ -104,6 +104,11 @@ func TestDecideEffects(t *testing.T) {
 		{"network empty", netIntent(""), Ask, Ask, Allow, RiskNetworkPrivate},
 		{"memory", tool.Intent{Effect: tool.EffectMemory, Action: "remember x"}, Ask, Allow, Allow, ""},
 		{"external tool", tool.Intent{Effect: tool.EffectExternal, Action: "mcp__git__status {}"}, Ask, Ask, Ask, RiskSideEffect},
+		{"external tool rule ask", tool.Intent{Effect: tool.EffectExternal, Action: "x", Rule: "ask"}, Ask, Ask, Ask, RiskSideEffect},
+		{"external tool rule allow", tool.Intent{Effect: tool.EffectExternal, Action: "x", Rule: "allow"}, Allow, Allow, Allow, ""},
+		{"external tool rule deny", tool.Intent{Effect: tool.EffectExternal, Action: "x", Rule: "deny"}, Deny, Deny, Deny, RiskToolRule},
+		{"external tool rule unknown asks", tool.Intent{Effect: tool.EffectExternal, Action: "x", Rule: "maybe"}, Ask, Ask, Ask, RiskSideEffect},
+		{"rule ignored off external", tool.Intent{Effect: tool.EffectMemory, Action: "remember x", Rule: "deny"}, Ask, Allow, Allow, ""},
 		{"unknown effect", unknown, Ask, Ask, Ask, RiskSideEffect},
 	}
 	for _, c := range cases {

@@ -95,6 +95,11 @@ type Intent struct {
 	// Invalid is set when the arguments do not parse; the call will fail
 	// without effect, so the policy need not ask.
 	Invalid bool
+	// Rule is the verdict a person configured for this very tool where it
+	// comes from (an MCP server's setting, per server or per tool):
+	// "allow", "ask" or "deny"; "" leaves it to the policy. Only
+	// EffectExternal calls honour it.
+	Rule string
 }
 
 // Tool is one capability offered to the model.
