@@ -138,6 +138,9 @@ type Options struct {
 	// Jobs (h17-jobs) creates, changes and fires scheduled jobs; nil
 	// answers those routes 503 jobs_unavailable (listing still works).
 	Jobs Jobs
+	// MCP (h18-mcpwire) configures MCP servers and shows their state; nil
+	// answers /api/mcp routes 503 mcp_unavailable.
+	MCP MCP
 }
 
 // StreamObserver is told when an event stream opens and closes; stream is
@@ -383,6 +386,13 @@ func (a *API) routes() []route {
 		{"POST /api/webhooks/{id}/test", a.testWebhook},
 		{"GET /api/webhooks/{id}/deliveries", a.listDeliveries},
 		{"POST /api/webhooks/run-key", a.runKey},
+		// MCP servers (h18-mcpwire, mcp.go).
+		{"GET /api/mcp/servers", a.listMCPServers},
+		{"POST /api/mcp/servers", a.createMCPServer},
+		{"GET /api/mcp/servers/{id}", a.getMCPServer},
+		{"PATCH /api/mcp/servers/{id}", a.patchMCPServer},
+		{"DELETE /api/mcp/servers/{id}", a.deleteMCPServer},
+		{"POST /api/mcp/servers/{id}/restart", a.restartMCPServer},
 		{"GET /api/triggers", a.listTriggers},
 		{"POST /api/triggers", a.createTrigger},
 		{"GET /api/triggers/{id}", a.getTrigger},

@@ -212,11 +212,19 @@ var routePerms = map[string]perm{
 	"POST /api/webhooks/{id}/test":      permAdmin,
 	"GET /api/webhooks/{id}/deliveries": permRead,
 	"POST /api/webhooks/run-key":        permAdmin,
-	"GET /api/triggers":                 permRead,
-	"POST /api/triggers":                permAdmin,
-	"GET /api/triggers/{id}":            permRead,
-	"PATCH /api/triggers/{id}":          permAdmin,
-	"DELETE /api/triggers/{id}":         permAdmin,
+	// MCP servers (h18-mcpwire) run commands on this machine: configuring
+	// them is admin; seeing them (state, tools) is reading.
+	"GET /api/mcp/servers":               permRead,
+	"POST /api/mcp/servers":              permAdmin,
+	"GET /api/mcp/servers/{id}":          permRead,
+	"PATCH /api/mcp/servers/{id}":        permAdmin,
+	"DELETE /api/mcp/servers/{id}":       permAdmin,
+	"POST /api/mcp/servers/{id}/restart": permAdmin,
+	"GET /api/triggers":                  permRead,
+	"POST /api/triggers":                 permAdmin,
+	"GET /api/triggers/{id}":             permRead,
+	"PATCH /api/triggers/{id}":           permAdmin,
+	"DELETE /api/triggers/{id}":          permAdmin,
 	// Scheduled jobs (h17-jobs): a job starts runs unattended with a
 	// profile, so defining one configures the server; firing, pausing and
 	// resuming one is operating it.

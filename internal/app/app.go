@@ -30,6 +30,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/jobs"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/logring"
+	"github.com/caduceus-dev/caduceus/internal/mcpconf"
 	"github.com/caduceus-dev/caduceus/internal/memory"
 	"github.com/caduceus-dev/caduceus/internal/models"
 	"github.com/caduceus-dev/caduceus/internal/netlimit"
@@ -83,6 +84,8 @@ type App struct {
 	// jobs fires scheduled jobs (h17-jobs); its loop runs in a process
 	// that runs runs, and the API's "run now" uses it everywhere.
 	jobs *jobs.Scheduler
+	// mcp feeds the process's MCP manager from the store (h18-mcpwire).
+	mcp *mcpconf.Service
 }
 
 // waker carries "look at the journal now" to the other processes: the
@@ -166,6 +169,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a.settings = settings.New(settings.Config{Store: st, Registry: reg, Redactor: red, Keys: keys, Factories: providerFactories(),
 		Fixed: fixedSettings(file, getenv, cfg), Defaults: settingsDefaults(cfg), Apply: a.applySettings, Log: log})
+	a.mcp = newMCP(ctx, cfg, st, keys, red, log)
 	var guard *httpguard.Guard
 	if webTier {
 		if guard, err = newGuard(ctx, cfg.Addr, cfg.Token, st, api.BodyLimit(uploadLimits(cfg))); err != nil {
@@ -225,7 +229,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs})
 		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
 			Memory: memOf, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg),
-			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg), StuckRepeats: cfg.StuckRepeats},
+			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg), StuckRepeats: cfg.StuckRepeats, MCP: a.mcp},
 			st, a.w, a.hub, tools, reg, log)
 	} else {
 		a.watch = runner.NewWatchdog(st, a.w, "", runner.Config{Lease: cfg.Lease, LeaseOnly: shared(cfg), Processes: sweeper,
@@ -287,7 +291,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),
 		Tools: toolSpecs, Processes: consoleProcesses(a.procs), ProcessRecords: consoleRecords(procReg), Logs: logs,
 		Settings: a.settings, Skills: skills, ApprovalMode: cfg.ApprovalMode,
-		HookKeys: keys, Hooks: a.hooks, Jobs: a.jobs}, log)
+		HookKeys: keys, Hooks: a.hooks, Jobs: a.jobs, MCP: a.mcp}, log)
 	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)
 
@@ -450,6 +454,12 @@ func (a *App) Run(ctx context.Context) error {
 		defer wg.Done()
 		a.settings.Watch(hubCtx, settings.PollEvery)
 	}()
+	// So do MCP servers (h18-mcpwire).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.mcp.Watch(hubCtx, mcpconf.PollEvery)
+	}()
 	if a.hooks != nil { // outgoing webhooks (h17-hooks)
 		wg.Add(2)
 		go func() {
@@ -538,6 +548,10 @@ func (a *App) Run(ctx context.Context) error {
 func (a *App) close() error {
 	a.w.Close()
 	var err error
+	if a.mcp != nil {
+		// The servers' processes (and what they started) end with us.
+		err = a.mcp.Manager().Close()
+	}
 	if a.metrics != nil {
 		err = a.metrics.close()
 	}

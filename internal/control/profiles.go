@@ -120,7 +120,11 @@ func (s *Service) applyProfile(p *store.Profile, in ProfileInput) error {
 		var out []string
 		for _, t := range *in.Tools {
 			t = strings.TrimSpace(t)
-			if t == "" || (s.toolNames != nil && !slices.Contains(s.toolNames, t)) {
+			// MCP tools (mcp__<server>__<tool>, or mcp__<server> for all of
+			// a server's) come and go with their servers' configuration:
+			// taken as given.
+			mcpName := strings.HasPrefix(t, "mcp__") && len(t) > len("mcp__")
+			if t == "" || (s.toolNames != nil && !mcpName && !slices.Contains(s.toolNames, t)) {
 				return &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("no tool is called %q", t),
 					Details: map[string]any{"tool": t, "tools": s.toolNames}}
 			}

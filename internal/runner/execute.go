@@ -149,6 +149,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	if err != nil {
 		return agent.Result{}, err
 	}
+	tools = r.withMCP(ctx, tools)
 	tools = profileTools(tools, prof, hasProf)
 	tools = r.profileSkills(ctx, tools, prof, hasProf)
 	mem := r.memoryOf(ctx, prof, hasProf)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/models"
@@ -102,18 +103,50 @@ func (r *Runner) approvalMode(p store.Profile, ok bool) policy.Mode {
 
 // profileTools narrows tools to the profile's enabled ones (none listed:
 // all). update_goal is the goal machinery's, not a capability, and stays
-// as toolsFor decided.
+// as toolsFor decided. An MCP tool is enabled by its own name
+// (mcp__<server>__<tool>) or by its server's (mcp__<server>: all its
+// tools).
 func profileTools(tools *tool.Registry, p store.Profile, ok bool) *tool.Registry {
 	if tools == nil || !ok || len(p.Tools) == 0 {
 		return tools
 	}
 	var drop []string
 	for _, n := range tools.Names() {
-		if n != tool.NameUpdateGoal && !slices.Contains(p.Tools, n) {
+		if n != tool.NameUpdateGoal && !slices.Contains(p.Tools, n) && !slices.Contains(p.Tools, mcpServerOf(n)) {
 			drop = append(drop, n)
 		}
 	}
 	return tools.Without(drop...)
+}
+
+// mcpServerOf is "mcp__<server>" for an MCP tool's name, else "".
+func mcpServerOf(name string) string {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok {
+		return ""
+	}
+	server, _, ok := strings.Cut(rest, "__")
+	if !ok {
+		return ""
+	}
+	return "mcp__" + server
+}
+
+// withMCP adds the MCP servers' tools to a run's (before the profile
+// narrows them). A server that cannot start is logged and left out: its
+// state and last error show in Settings.
+func (r *Runner) withMCP(ctx context.Context, tools *tool.Registry) *tool.Registry {
+	if r.cfg.MCP == nil || tools == nil {
+		return tools
+	}
+	extra, err := r.cfg.MCP.Tools(ctx)
+	if err != nil {
+		r.log.Warn("some MCP servers offer no tools to this run", "err", err)
+	}
+	if len(extra) == 0 {
+		return tools
+	}
+	return tools.With(extra...)
 }
 
 // profileSkills limits the skills tool to the skills the profile enables

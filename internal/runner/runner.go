@@ -82,6 +82,16 @@ type Config struct {
 	// HealthEvery is how many model calls apart a run journals a
 	// run_health diagnostic; 0 means DefaultHealthEvery, negative never.
 	HealthEvery int
+	// MCP gives a run the tools of the configured MCP servers (issue 18,
+	// h18-mcpwire); nil: none.
+	MCP MCPTools
+}
+
+// MCPTools is what a runner needs of internal/mcpconf: the tools of the
+// enabled MCP servers. A server that cannot start contributes none and
+// is reported in the error; the run goes on with the others.
+type MCPTools interface {
+	Tools(ctx context.Context) ([]tool.Tool, error)
 }
 
 // Checkpointer is what a runner needs of internal/changes.

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -149,4 +150,27 @@ func (r *Registry) Specs() []provider.ToolSpec {
 // Names lists the tool names in order.
 func (r *Registry) Names() []string {
 	return slices.Clone(r.names)
+}
+
+// With returns a registry of r's tools and extra (a run's MCP tools); a
+// tool of extra named like one already there is left out, so a server
+// cannot shadow a built-in.
+func (r *Registry) With(extra ...Tool) *Registry {
+	all := make([]Tool, 0, len(r.names)+len(extra))
+	for _, n := range r.names {
+		all = append(all, r.tools[n])
+	}
+	seen := maps.Clone(r.tools)
+	for _, t := range extra {
+		if t == nil {
+			continue
+		}
+		name := t.Spec().Name
+		if _, dup := seen[name]; dup || name == "" {
+			continue
+		}
+		seen[name] = t
+		all = append(all, t)
+	}
+	return NewRegistry(all...)
 }
