@@ -274,6 +274,23 @@ func (a *API) replaceMCPSecrets(s *store.MCPServer, kind string, clear map[strin
 	return nil
 }
 
+// failMCP answers the MCP routes' own codes with their status; the
+// others as every route does.
+func (a *API) failMCP(w http.ResponseWriter, r *http.Request, err error) {
+	var ce *control.Error
+	if errors.As(err, &ce) {
+		switch ce.Code {
+		case CodeMCPNameTaken:
+			writeError(w, http.StatusConflict, ce.Code, ce.Message, nil)
+			return
+		case CodeMCPUnavailable:
+			writeError(w, http.StatusServiceUnavailable, ce.Code, ce.Message, nil)
+			return
+		}
+	}
+	a.fail(w, r, err)
+}
+
 func (a *API) mcpReady(w http.ResponseWriter) bool {
 	if a.opt.MCP == nil {
 		writeError(w, http.StatusServiceUnavailable, CodeMCPUnavailable, "MCP servers are not available on this server", nil)
@@ -339,7 +356,7 @@ func (a *API) createMCPServer(w http.ResponseWriter, r *http.Request) {
 	now := a.opt.Now()
 	s := store.MCPServer{ID: id.New("mcp"), Enabled: true, Policy: mcpconf.Ask, CreatedAt: now, UpdatedAt: now}
 	if err := a.applyMCPServer(r, &s, in); err != nil {
-		a.fail(w, r, err)
+		a.failMCP(w, r, err)
 		return
 	}
 	if err := a.st.Write(r.Context(), func(tx store.Tx) error { return tx.InsertMCPServer(r.Context(), s) }); err != nil {
@@ -362,7 +379,7 @@ func (a *API) patchMCPServer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := a.applyMCPServer(r, &s, in); err != nil {
-		a.fail(w, r, err)
+		a.failMCP(w, r, err)
 		return
 	}
 	s.UpdatedAt = a.opt.Now()
