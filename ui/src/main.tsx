@@ -25,6 +25,7 @@ import "./settings/memory.css";
 import "./settings/budgets.css";
 import "./settings/hooks.css"; // h17-hooks
 import "./settings/scheduled.css"; // h17-jobs
+import "./settings/mcp.css"; // h18-mcpwire
 import "./shell/jobtoast.css"; // h17-jobsui
 
 const store = createStore();

@@ -23,6 +23,8 @@ import { BudgetsPage } from "./Budgets";
 import { WebhooksPage, TriggersPage } from "./Hooks";
 // Scheduled jobs (issue 17, h17-jobs).
 import { ScheduledPage } from "./Scheduled";
+// MCP servers (issue 18, h18-mcpwire).
+import { McpPage } from "./Mcp";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -107,5 +109,10 @@ export const sections: SettingsSection[] = [
   {
     id: "scheduled", title: "Scheduled", blurb: "Jobs that run on a schedule",
     shown: (s) => s.account.permissions.value.read, component: ScheduledPage,
+  },
+  // MCP servers (h18-mcpwire): everyone who reads sees them; admins change them.
+  {
+    id: "mcp", title: "MCP servers", blurb: "Tools of other programs",
+    shown: (s) => s.account.permissions.value.read, component: McpPage,
   },
 ];

@@ -140,8 +140,28 @@ function Readable({ t }: { t: ToolInfo }) {
       )}
       {content != null && <OutputBlock text={content} label={`Content${typeof a?.path === "string" ? " · " + a.path : ""}`} maxLines={16} />}
       {output && <OutputBlock text={output} label="Output" maxLines={16} />}
+      <McpImages t={t} />
       {!command && content == null && !output && t.status === "ok" && <div class="tool-empty">No output.</div>}
     </>
+  );
+}
+
+/** Image types shown inline: the bitmap ones (an SVG could carry script if
+ * ever shown other than as an image). */
+const SHOWN_IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+/** The images an MCP tool returned (mcp.ResultData: content parts of type
+ * image with their base64 bytes); the model read a line about each. */
+function McpImages({ t }: { t: ToolInfo }) {
+  if (!t.name.startsWith("mcp__")) return null;
+  const content = asRecord(t.result)?.content;
+  if (!Array.isArray(content)) return null;
+  const images = content.map(asRecord).filter((p) => p?.type === "image" && typeof p.data === "string" && SHOWN_IMAGES.has(String(p.mime)));
+  if (images.length === 0) return null;
+  return (
+    <div class="tool-images" data-testid="tool-images">
+      {images.map((p, i) => <img key={i} src={`data:${String(p!.mime)};base64,${String(p!.data)}`} alt={`Image ${i + 1} from ${t.label || t.name}`} />)}
+    </div>
   );
 }
 
