@@ -414,6 +414,11 @@ func (a *API) restartMCPServer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, control.CodeInvalidInput, "the server is disabled: enable it first", nil)
 		return
 	}
+	// A server another process just added may not be in this process's
+	// manager before its next poll.
+	if err := a.opt.MCP.Reload(r.Context()); err != nil {
+		a.log.Warn("applying the MCP servers before a restart", "err", err)
+	}
 	if err := a.opt.MCP.Restart(r.Context(), s.Name); err != nil && errors.Is(err, mcp.ErrUnknownServer) {
 		writeError(w, http.StatusConflict, control.CodeInvalidInput, "the server's configuration is not in use: "+a.opt.MCP.ConfigError(s.Name), nil)
 		return
