@@ -46,7 +46,14 @@ export function ProfilesPage() {
   };
   useEffect(() => {
     void load();
-    void store.api.get<{ tools: ToolInfo[] }>("/api/tools").then((r) => r.ok && (tools.value = r.value.tools));
+    void store.api.get<{ tools: ToolInfo[] }>("/api/tools").then(async (r) => {
+      if (!r.ok) return;
+      // MCP servers (h18-mcpwire): a profile enables all of a server's
+      // tools by the server's entry, mcp__<server>.
+      const m = await store.api.get<{ servers: { name: string }[] }>("/api/mcp/servers");
+      const mcp = m.ok ? m.value.servers.map((sv) => ({ name: "mcp__" + sv.name, description: `Every tool of the MCP server ${sv.name}` })) : [];
+      tools.value = [...r.value.tools, ...mcp];
+    });
   }, []);
 
   const duplicate = async (p: Profile) => {
@@ -178,7 +185,9 @@ function ProfileForm({ profile, tools, onDone }: { profile: Profile | null; tool
     e.preventDefault();
     setBusy(true);
     // Tools in the server's order; none checked enables all.
-    const body = { name, color, instructions, model, fallbacks: fallbacks.filter(Boolean), tools: tools.map((t) => t.name).filter((n) => enabled.includes(n)),
+    const body = { name, color, instructions, model, fallbacks: fallbacks.filter(Boolean), tools: [...tools.map((t) => t.name).filter((n) => enabled.includes(n)),
+      // MCP names listed (through the API) but not offered here are kept.
+      ...enabled.filter((n) => n.startsWith("mcp__") && !tools.some((t) => t.name === n))],
       approval_mode: mode, workspace, default: isDefault };
     const r = profile ? await store.api.patch<Profile>(`/api/profiles/${profile.id}`, body) : await store.api.post<Profile>("/api/profiles", body);
     setBusy(false);
