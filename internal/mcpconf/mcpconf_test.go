@@ -22,7 +22,7 @@ import (
 
 const token = "Bearer tok-0123456789abcdef"
 
-func startPeer(t *testing.T) string {
+func startPeer(t testing.TB) string {
 	t.Helper()
 	s := sdk.NewServer(&sdk.Implementation{Name: "peer", Version: "1"}, nil)
 	for _, name := range []string{"echo", "wipe", "read"} {
