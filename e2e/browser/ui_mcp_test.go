@@ -101,7 +101,7 @@ func TestUIMCPServers(t *testing.T) {
 	b.sendMessage("show me a picture")
 	card := "[data-testid=tool-card][data-tool='mcp__everything__get-tiny-image'][data-status=ok]"
 	b.waitVisible(card)
-	b.click(card + " [data-testid=tool-toggle]")
+	// Shown without expanding the card, like a command's output.
 	b.waitVisible(card + " [data-testid=tool-images] img")
 	b.waitJS("the image to decode", q(card+" [data-testid=tool-images] img")+".naturalWidth > 0")
 	b.frames(3)

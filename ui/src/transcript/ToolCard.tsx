@@ -140,7 +140,6 @@ function Readable({ t }: { t: ToolInfo }) {
       )}
       {content != null && <OutputBlock text={content} label={`Content${typeof a?.path === "string" ? " · " + a.path : ""}`} maxLines={16} />}
       {output && <OutputBlock text={output} label="Output" maxLines={16} />}
-      <McpImages t={t} />
       {!command && content == null && !output && t.status === "ok" && <div class="tool-empty">No output.</div>}
     </>
   );
@@ -151,7 +150,8 @@ function Readable({ t }: { t: ToolInfo }) {
 const SHOWN_IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 /** The images an MCP tool returned (mcp.ResultData: content parts of type
- * image with their base64 bytes); the model read a line about each. */
+ * image with their base64 bytes), shown without expanding the card like a
+ * command's output; the model read a line about each. */
 function McpImages({ t }: { t: ToolInfo }) {
   if (!t.name.startsWith("mcp__")) return null;
   const content = asRecord(t.result)?.content;
@@ -261,6 +261,7 @@ export function ToolCard({ tool: t, runId }: { tool: ToolInfo; runId?: string })
       {diff != null && diff !== "" && <Diff diff={diff} truncated={r?.diff_truncated === true} />}
       {cmdOutput ? <OutputBlock text={cmdOutput} follow={running} maxLines={running ? 10 : 8} class="cmd-out" /> : null}
       {!cmdOutput && running && live ? <OutputBlock text={live} follow maxLines={10} class="cmd-out" /> : null}
+      {done && <McpImages t={t} />}
       {open && <Details t={t} />}
     </div>
   );
