@@ -40,6 +40,13 @@ type Host interface {
 	Clarify(ctx context.Context, c ClarifyAsk) (answer string, ok bool, err error)
 }
 
+// Idler is a Host whose runner can stop counting the run against its
+// limit of executing runs while a tool call only waits for other runs
+// (tool.Env.Idle).
+type Idler interface {
+	Idle() (busy func())
+}
+
 // DenialNoter is a Host that knows what a person said when denying a
 // call ("do this instead"): the call's result is that, not a bare refusal.
 type DenialNoter interface {

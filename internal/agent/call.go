@@ -161,7 +161,10 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall, w 
 	out := newRedactedOutput(l.Redactor, func(stream, text string) {
 		_ = h.Emit(event.ToolUpdated, event.ToolUpdatedPayload{ToolCallID: c.ID, Stream: stream, Output: text})
 	})
-	env := tool.Env{Workspace: l.Workspace, SessionID: l.SessionID, RunID: l.RunID, Emit: h.Emit, Progress: out.write, Memory: l.Memory}
+	env := tool.Env{Workspace: l.Workspace, SessionID: l.SessionID, RunID: l.RunID, Emit: h.Emit, Progress: out.write, Memory: l.Memory, CallID: c.ID}
+	if i, ok := h.(Idler); ok {
+		env.Idle = i.Idle
+	}
 	tctx, end := l.observer().ToolCall(ctx, c.Name, c.ID)
 	res, err := t.Run(tctx, env, c.Args)
 	out.flush()

@@ -174,6 +174,7 @@ func InsertSessionInTx(ctx context.Context, tx store.Tx, sess store.Session) err
 // SessionInfo is the session as session.created announces it.
 func SessionInfo(s store.Session) event.SessionInfo {
 	return event.SessionInfo{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model, ProjectID: s.ProjectID, ProfileID: s.ProfileID,
+		DelegatedSessionID: s.DelegatedSessionID, DelegatedRunID: s.DelegatedRunID, DelegatedCallID: s.DelegatedCallID,
 		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/tool"
 	"github.com/caduceus-dev/caduceus/internal/transcript"
 )
 
@@ -35,6 +36,7 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) stri
 	}
 
 	h := newHost(r, claimed)
+	h.active = a
 	res, err := r.drive(ctx, h, claimed, a.draining)
 	flushErr := h.Flush(context.Background())
 
@@ -148,6 +150,10 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	tools, err := r.toolsFor(ctx, sess.ID)
 	if err != nil {
 		return agent.Result{}, err
+	}
+	if tools != nil && sess.DelegatedRunID != "" {
+		// Delegation is one level deep: a child cannot fan out again.
+		tools = tools.Without(tool.NameDelegate)
 	}
 	tools = profileTools(tools, prof, hasProf)
 	tools = r.profileSkills(ctx, tools, prof, hasProf)

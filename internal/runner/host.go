@@ -23,6 +23,9 @@ type host struct {
 	// workspace is the session's, once drive has read it: the runner
 	// prunes its checkpoints after the run ends.
 	workspace string
+	// active is the run's entry among the runner's executing runs (nil in
+	// tests that drive a host alone).
+	active *active
 
 	mu      sync.Mutex
 	pending []<-chan error // emits not yet known durable, oldest first
@@ -40,6 +43,19 @@ type host struct {
 	// decisions name the rule or person behind each approval
 	// (agent.ApprovalSource); only the loop's goroutine uses them.
 	decisions map[string]event.ApprovalDecidedPayload
+}
+
+// Idle marks the run as waiting for other runs only (agent.Idler): it
+// frees its slot until busy is called, and wakes the claim loop so a
+// child run queued a moment ago is claimed at once.
+func (h *host) Idle() (busy func()) {
+	if h.active == nil {
+		return func() {}
+	}
+	h.active.idle.Add(1)
+	h.r.poke()
+	var once sync.Once
+	return func() { once.Do(func() { h.active.idle.Add(-1) }) }
 }
 
 // Waited reports how long the person took to answer the request of a tool
