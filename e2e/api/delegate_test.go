@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -198,5 +198,31 @@ func TestDelegateChildApprovalNamesParent(t *testing.T) {
 	res := e2etest.OfType[event.ToolDonePayload](t, evs, event.ToolDone)
 	if len(res) != 1 || !strings.Contains(res[0].Output, "listed") {
 		t.Fatalf("parent result %+v, want the child's answer", res)
+	}
+}
+
+// The children's tokens count toward the parent's budget: three children
+// of 610 tokens each take a parent session limited to 1,000 over its
+// limit, and the parent pauses right after the delegate call, naming the
+// 1,940 tokens it and its children used.
+func TestDelegateChildrenSpendTheParentsBudget(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Scenarios(
+		e2etest.Scenario("please delegate", e2etest.Turn(delegateCall("cost one", "cost two", "cost three"), usageStep(100, 10)),
+			e2etest.Turn(e2etest.Text("unreachable"))),
+		e2etest.Scenario("cost", e2etest.Turn(e2etest.Text("spent"), usageStep(600, 10))),
+	), e2etest.WithApprovalMode("off"))
+	sid := s.NewSession(t)
+	if c := e2etest.Do(t, "PUT", s.URL+"/api/budgets", map[string]any{"scope": "session", "target": sid,
+		"limits": map[string]any{"max_tokens": 1000}}, nil); c != http.StatusOK {
+		t.Fatalf("set the session's budget: %d", c)
+	}
+	r := s.Send(t, sid, "please delegate the work")
+	s.WaitRun(t, r.ID, 30*time.Second, "paused", func(r e2etest.RunJSON) bool { return r.Status == "paused" || r.Terminal })
+	var got pausedJSON
+	e2etest.Do(t, "GET", s.URL+"/api/runs/"+r.ID, nil, &got)
+	if got.Status != "paused" || got.Paused == nil || got.Paused.Code != "budget_exceeded" ||
+		got.Paused.Reason != "token budget of this session of 1000 reached: 1940 used" {
+		t.Fatalf("parent = %s %+v, want paused by the session's token budget", got.Status, got.Paused)
 	}
 }

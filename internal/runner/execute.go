@@ -182,6 +182,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	}
 	defer g.watchPause(ctx)()
 	loop.Guard = g.check
+	h.childSpent = g.childSpent
 	res, err := loop.Run(ctx, h, msgs, pending)
 	r.endCheckpoint(ctx, h, sess.Workspace, claimed, err)
 	return res, err

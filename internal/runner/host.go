@@ -26,6 +26,9 @@ type host struct {
 	// active is the run's entry among the runner's executing runs (nil in
 	// tests that drive a host alone).
 	active *active
+	// childSpent, when set, is told what each delegated child run spent
+	// (subagent.done), for the run's budgets.
+	childSpent func(event.UsageTotals)
 
 	mu      sync.Mutex
 	pending []<-chan error // emits not yet known durable, oldest first
@@ -122,6 +125,9 @@ func newHost(r *Runner, ru store.Run) *host {
 // writer batches what accumulates meanwhile. Consecutive deltas of one
 // block coalesce while queued (see deltaTail).
 func (h *host) Emit(typ event.Type, payload any) error {
+	if p, ok := payload.(event.SubagentDonePayload); ok && typ == event.SubagentDone && h.childSpent != nil {
+		h.childSpent(p.Usage)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.reapLocked()
