@@ -129,6 +129,10 @@ func (t delegate) Run(ctx context.Context, env Env, args json.RawMessage) (Resul
 	return Result{Status: event.ToolOK, Output: delegateOutput(out), Data: delegateData{Tasks: out}}, nil
 }
 
+// Resumable: a delegate call run again after a handover finds the child
+// sessions it made (by its tool call id) and waits for them.
+func (delegate) Resumable() bool { return true }
+
 // DelegateError is a delegation refused for its arguments (an unknown
 // profile, a workspace too large to copy): the model reads it and may
 // correct the call.

@@ -105,6 +105,14 @@ type Intent struct {
 	Invalid bool
 }
 
+// Resumable is a Tool whose call may run again after the worker executing
+// it stopped mid-call, because it finds the work it began instead of doing
+// it twice (delegate: its child sessions, by tool call id). Any other
+// call found executing after a handover is reported interrupted, not run.
+type Resumable interface {
+	Resumable() bool
+}
+
 // Tool is one capability offered to the model.
 type Tool interface {
 	Spec() provider.ToolSpec
