@@ -84,6 +84,10 @@ type child struct {
 	run     store.Run // zero until queued
 	queued  time.Time
 	outcome *tool.DelegateOutcome
+	// reported: its subagent.done is in the journal already (a call run
+	// again after a handover), so it is not journaled, nor counted toward
+	// the budgets, twice.
+	reported bool
 }
 
 // Delegate makes (or finds, after a handover) the call's child sessions,
@@ -149,6 +153,16 @@ func (s *Service) children(ctx context.Context, env tool.Env, tasks []tool.Deleg
 			}
 			if len(runs) > 0 {
 				kids[i].run, kids[i].queued = runs[0], runs[0].CreatedAt
+			}
+		}
+		evs, err := s.st.Events(ctx, store.EventQuery{RunID: env.RunID, Types: []event.Type{event.SubagentDone}})
+		if err != nil {
+			return nil, fmt.Errorf("delegate: read reported children: %w", err)
+		}
+		for _, e := range evs {
+			var p event.SubagentDonePayload
+			if json.Unmarshal(e.Payload, &p) == nil && p.ToolCallID == env.CallID && p.Index >= 0 && p.Index < len(kids) {
+				kids[p.Index].reported = true
 			}
 		}
 		return kids, nil
@@ -261,7 +275,7 @@ func (s *Service) collect(ctx context.Context, env tool.Env, kids []*child) erro
 			o.Error = r.ErrorMessage
 		}
 		k.outcome = &o
-		if env.Emit != nil {
+		if env.Emit != nil && !k.reported {
 			var errInfo *event.ErrorInfo
 			if r.ErrorCode != "" || r.ErrorMessage != "" {
 				errInfo = &event.ErrorInfo{Code: r.ErrorCode, Message: r.ErrorMessage}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/journal"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
@@ -22,6 +23,7 @@ import (
 type fixture struct {
 	st     store.Store
 	svc    *control.Service
+	w      *journal.Writer
 	d      *Service
 	parent store.Session
 	run    store.Run
@@ -52,7 +54,7 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{st: st, svc: svc, d: New(st, w, svc, cfg, log), parent: parent, run: r}
+	return &fixture{st: st, svc: svc, w: w, d: New(st, w, svc, cfg, log), parent: parent, run: r}
 }
 
 func (f *fixture) env(callID string) tool.Env {
@@ -93,6 +95,19 @@ func TestChildrenAreFoundAgain(t *testing.T) {
 	other, err := f.d.children(ctx, f.env("call-2"), tasks("d"))
 	if err != nil || len(other) != 1 || other[0].sess.ID == first[0].sess.ID {
 		t.Fatalf("another call: %v, %v", other, err)
+	}
+	// A child whose subagent.done is in the journal is known as reported.
+	err = f.w.Do(ctx, func(tx store.Tx) error {
+		_, err := tx.AppendEvents(ctx, "", event.Draft{RunID: f.run.ID, SessionID: f.parent.ID, Type: event.SubagentDone,
+			Payload: event.SubagentDonePayload{ToolCallID: "call-1", Index: 1, Status: "completed"}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err = f.d.children(ctx, f.env("call-1"), tasks("a", "b", "c"))
+	if err != nil || again[0].reported || !again[1].reported || again[2].reported {
+		t.Fatalf("reported after a subagent.done of task 2: %v %v %v, %v", again[0].reported, again[1].reported, again[2].reported, err)
 	}
 	var bad *tool.DelegateError
 	if _, err := f.d.children(ctx, f.env("call-1"), tasks("a")); !errors.As(err, &bad) {
