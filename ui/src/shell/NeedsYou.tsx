@@ -88,7 +88,14 @@ export function NeedsYouPanel() {
             {reqs.map((r) => (
               <li key={r.id} class="ny-item">
                 <div class="ny-session">
-                  <span class="ny-title">{titles.get(r.session_id) ?? "Session"}</span>
+                  <span class="ny-title">
+                    {titles.get(r.session_id) ?? "Session"}
+                    {r.parent && (
+                      <span class="ny-parent" data-testid="needs-you-parent">
+                        {" "}· subagent of <a href={sessionPath(r.parent.session_id)} onClick={(e) => go(e, r.parent!.session_id)}>{r.parent.title || "a session"}</a>
+                      </span>
+                    )}
+                  </span>
                   {r.session_id !== store.activeId.value ? (
                     <a class="ny-go" href={sessionPath(r.session_id)} onClick={(e) => go(e, r.session_id)}>
                       Go to session <IArrowRight size={14} />
