@@ -112,7 +112,7 @@ function Node({ node, defaultOpen }: { node: ActivityNode; defaultOpen: boolean 
           {hasDetails(node) && <NodeDetailsToggle node={node} />}
           <ul class="act-children">
             {node.children.map((c) => (
-              <Node key={c.id} node={c} defaultOpen={c.type === "turn"} />
+              <Node key={c.id} node={c} defaultOpen={c.type === "turn" || c.tool === "delegate"} />
             ))}
           </ul>
         </>
