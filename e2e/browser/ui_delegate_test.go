@@ -39,6 +39,8 @@ func TestUIDelegateCard(t *testing.T) {
 	if sum := b.text(card + " [data-testid=subagent]"); !strings.Contains(sum, "The parser drops trailing commas.") {
 		t.Errorf("first subagent line %q lacks its answer", sum)
 	}
+	// The session list tells the two children from the parent.
+	b.waitJS("two subagent sessions in the list", "document.querySelectorAll('[data-testid=session-subagent]').length === 2")
 	// The activity tree nests both child runs under the call, with links.
 	b.waitJS("two subagent links in the activity tree", "document.querySelectorAll('[data-testid=activity] [data-testid=activity-subagent-link]').length === 2")
 	shootGoals(t, b, dir, "delegate-desktop-light")
@@ -66,4 +68,27 @@ func TestUIDelegateCard(t *testing.T) {
 	b.waitJS("the child session", "location.pathname !== "+js("/s/"+sid)+" && location.pathname.startsWith('/s/ses_')")
 	b.waitSessionLoaded()
 	b.waitJS("the child's answer", q("[data-testid=transcript]")+"?.textContent.includes('The parser drops trailing commas.')")
+}
+
+// A child's approval is in the needs-you panel, naming the parent session
+// with a link to it.
+func TestUIDelegateNeedsYouNamesParent(t *testing.T) {
+	t.Parallel()
+	s := e2etest.StartServer(t, e2etest.Scenarios(
+		e2etest.Scenario("please delegate", e2etest.Turn(e2etest.Call("delegate", `{"tasks":[{"prompt":"list the files","title":"List the files"}]}`)),
+			e2etest.Turn(e2etest.Text("Listed."))),
+		e2etest.Scenario("list the files", e2etest.Turn(e2etest.Call("run_command", `{"command":"ls"}`)), e2etest.Turn(e2etest.Text("Two files."))),
+	))
+	b := openBrowser(t, s)
+	b.navigate("/")
+	b.newSessionUI()
+	b.sendMessage("please delegate the listing")
+	b.waitJSFor("the child's approval waits", q("[data-testid=needs-you]")+" && "+q("[data-testid=tool-card][data-tool=delegate] [data-testid=subagent]"), 30e9)
+	b.waitJS("a pending request", "document.querySelectorAll('[data-testid=session-needs-you]').length >= 1")
+	b.click("[data-testid=needs-you]")
+	b.waitVisible("[data-testid=needs-you-parent]")
+	if got := b.text("[data-testid=needs-you-parent]"); !strings.Contains(got, "subagent of please delegate the listing") {
+		t.Errorf("needs-you parent line %q", got)
+	}
+	shootGoals(t, b, screenshotDir(t), "delegate-needs-you-desktop-light")
 }

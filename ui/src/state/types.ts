@@ -87,7 +87,10 @@ export interface Project {
 
 /** session.created: the session's own fields (a new session is idle). */
 export interface SessionCreatedP {
-  session: Pick<Session, "id" | "title" | "workspace" | "model" | "created_at" | "updated_at" | "project_id">;
+  session: Pick<Session, "id" | "title" | "workspace" | "model" | "created_at" | "updated_at" | "project_id"> & {
+    /** A subagent's session (h18-delegate). */
+    delegated_session_id?: string; delegated_run_id?: string; delegated_call_id?: string;
+  };
 }
 /** session.updated: only the fields that changed, and the new updated_at.
  * Later fields (pinned, archived) arrive the same way. */
