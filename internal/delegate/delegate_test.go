@@ -222,3 +222,28 @@ func TestScratchCopy(t *testing.T) {
 		})
 	}
 }
+
+// Cancelling a parent nobody holds (here: queued, as after its runner
+// died) cancels its children in the same transaction, though no delegate
+// call runs to do it.
+func TestCancelOfAParentNobodyHoldsCancelsChildren(t *testing.T) {
+	f := newFixture(t, Config{Poll: 10 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := f.d.Delegate(ctx, f.env("call-1"), tasks("a", "b")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Delegate: %v", err)
+	}
+	if _, err := f.svc.Cancel(context.Background(), f.run.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	kids, err := f.st.DelegatedSessions(context.Background(), f.run.ID)
+	if err != nil || len(kids) != 2 {
+		t.Fatalf("children %v, %v", kids, err)
+	}
+	for _, k := range kids {
+		runs, err := f.st.SessionRuns(context.Background(), k.ID)
+		if err != nil || len(runs) != 1 || runs[0].Status != run.Cancelled {
+			t.Fatalf("child %s runs %+v, %v; want one, cancelled", k.ID, runs, err)
+		}
+	}
+}
