@@ -40,6 +40,13 @@ type Host interface {
 	Clarify(ctx context.Context, c ClarifyAsk) (answer string, ok bool, err error)
 }
 
+// Idler is a Host whose runner can stop counting the run against its
+// limit of executing runs while a tool call only waits for other runs
+// (tool.Env.Idle).
+type Idler interface {
+	Idle() (busy func())
+}
+
 // DenialNoter is a Host that knows what a person said when denying a
 // call ("do this instead"): the call's result is that, not a bare refusal.
 type DenialNoter interface {
@@ -276,15 +283,15 @@ func (l *Loop) Run(ctx context.Context, h Host, history []provider.Message, pend
 }
 
 // settle finishes the last turn of a resumed run: finished calls keep their
-// result, a call that had begun executing is reported interrupted, the rest
-// go through approval and run.
+// result, a call that had begun executing is reported interrupted (unless
+// its tool is tool.Resumable), the rest go through approval and run.
 func (l *Loop) settle(ctx context.Context, h Host, pending []transcript.Pending) ([]provider.ToolResult, error) {
 	out := make([]provider.ToolResult, 0, len(pending))
 	for _, p := range pending {
 		switch {
 		case p.Result != nil:
 			out = append(out, *p.Result)
-		case p.Executing:
+		case p.Executing && !l.resumable(p.Call.Name):
 			if err := h.Emit(event.ToolDone, event.ToolDonePayload{ToolCallID: p.Call.ID, Name: p.Call.Name,
 				Status: event.ToolError, Output: transcript.InterruptedResult, Error: "interrupted: the worker stopped while this call ran; not re-run"}); err != nil {
 				return nil, err
@@ -306,6 +313,20 @@ func (l *Loop) settle(ctx context.Context, h Host, pending []transcript.Pending)
 		}
 	}
 	return out, nil
+}
+
+// resumable reports whether the named tool's call may run again after a
+// handover (tool.Resumable).
+func (l *Loop) resumable(name string) bool {
+	if l.Tools == nil {
+		return false
+	}
+	t, ok := l.Tools.Get(name)
+	if !ok {
+		return false
+	}
+	r, ok := t.(tool.Resumable)
+	return ok && r.Resumable()
 }
 
 type turnResult struct {

@@ -859,3 +859,41 @@ func TestYieldAtStepBoundary(t *testing.T) {
 		t.Fatal("no flush before yielding")
 	}
 }
+
+// countingDelegator counts the delegate calls it serves.
+type countingDelegator struct{ calls int }
+
+func (d *countingDelegator) Delegate(_ context.Context, env tool.Env, tasks []tool.DelegateTask) ([]tool.DelegateOutcome, error) {
+	d.calls++
+	return []tool.DelegateOutcome{{Title: tasks[0].Title, SessionID: "ses_child", Status: "completed", Answer: "child answer for " + env.CallID}}, nil
+}
+
+// A delegate call found executing after a handover runs again (the tool
+// is Resumable: it finds its children instead of making new ones), where
+// any other executing call is reported interrupted.
+func TestResumeRunsAResumableCallAgain(t *testing.T) {
+	f := newFixture(t, turns(
+		[]demo.Step{say("never played")},
+		[]demo.Step{say("Resumed.")},
+	))
+	d := &countingDelegator{}
+	f.loop.Tools = f.loop.Tools.With(tool.NewDelegate(d))
+	f.loop.RunID, f.loop.SessionID = "run_1", "ses_1"
+	call := provider.ToolCall{ID: "c_del", Name: tool.NameDelegate, Args: json.RawMessage(`{"tasks":[{"prompt":"look"}]}`)}
+	history := []provider.Message{
+		{Role: provider.RoleUser, Text: "go"},
+		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{call}},
+	}
+	h := &fakeHost{choice: "once"}
+	res, err := f.loop.Run(context.Background(), h, history, []transcript.Pending{{Call: call, Executing: true}})
+	if err != nil || res.Err != nil {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if d.calls != 1 {
+		t.Fatalf("delegate ran %d times on resume, want 1", d.calls)
+	}
+	done := of[event.ToolDonePayload](h, event.ToolDone)
+	if len(done) != 1 || done[0].Status != event.ToolOK || !strings.Contains(done[0].Output, "child answer for c_del") {
+		t.Fatalf("tool.done = %+v", done)
+	}
+}

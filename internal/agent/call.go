@@ -161,10 +161,21 @@ func (l *Loop) decideAndRun(ctx context.Context, h Host, c provider.ToolCall, w 
 	out := newRedactedOutput(l.Redactor, func(stream, text string) {
 		_ = h.Emit(event.ToolUpdated, event.ToolUpdatedPayload{ToolCallID: c.ID, Stream: stream, Output: text})
 	})
-	env := tool.Env{Workspace: l.Workspace, SessionID: l.SessionID, RunID: l.RunID, Emit: h.Emit, Progress: out.write, Memory: l.Memory}
+	env := tool.Env{Workspace: l.Workspace, SessionID: l.SessionID, RunID: l.RunID, Emit: h.Emit, Progress: out.write, Memory: l.Memory, CallID: c.ID}
+	if i, ok := h.(Idler); ok {
+		env.Idle = i.Idle
+	}
 	tctx, end := l.observer().ToolCall(ctx, c.Name, c.ID)
 	res, err := t.Run(tctx, env, c.Args)
 	out.flush()
+	if ctx.Err() != nil && l.resumable(c.Name) {
+		// A resumable call stopped by the run's end journals no result: a
+		// runner that is only stopping leaves it open, and the runner that
+		// continues the run runs it again (tool.Resumable); a cancelled or
+		// expired run's end closes it as cancelled.
+		end(event.ToolCancelled)
+		return tool.Result{}, ctx.Err()
+	}
 	if err != nil {
 		res = tool.Result{Status: event.ToolError, Output: "tool failed: " + err.Error()}
 	}

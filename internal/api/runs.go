@@ -150,6 +150,7 @@ func (a *API) listRequests(w http.ResponseWriter, r *http.Request) {
 	for i, rq := range reqs {
 		out[i] = newRequestView(rq)
 	}
+	a.nameParents(r.Context(), out)
 	writeJSON(w, http.StatusOK, map[string]any{"requests": out})
 }
 
@@ -163,7 +164,9 @@ func (a *API) getRequest(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newRequestView(q))
+	out := []requestView{newRequestView(q)}
+	a.nameParents(r.Context(), out)
+	writeJSON(w, http.StatusOK, out[0])
 }
 
 func (a *API) respond(w http.ResponseWriter, r *http.Request) {

@@ -33,6 +33,9 @@ type sessionView struct {
 	ProjectID  *string     `json:"project_id"`
 	// ProfileID (h16-profiles) is the session's agent profile, "" for none.
 	ProfileID string `json:"profile_id"`
+	// DelegatedBy (h18-delegate) names the delegate call that made the
+	// session: the session list tells children by it. Absent otherwise.
+	DelegatedBy *delegationView `json:"delegated_by,omitempty"`
 }
 
 func newSessionView(s store.Session, busy []store.Run, answered map[string]bool) sessionView {
@@ -40,6 +43,7 @@ func newSessionView(s store.Session, busy []store.Run, answered map[string]bool)
 		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}, Status: "idle",
 		ParentSessionID: s.ParentSessionID, BranchedFromEventID: s.BranchedFromEventID, ProfileID: s.ProfileID}
 	organiseView(&v, s)
+	v.DelegatedBy = newDelegationView(s)
 	for _, r := range busy {
 		if r.SessionID != s.ID {
 			continue
@@ -125,6 +129,9 @@ type requestView struct {
 	CreatedAt  event.Time      `json:"created_at"`
 	ExpiresAt  event.Time      `json:"expires_at"`
 	ResolvedAt event.Time      `json:"resolved_at"`
+	// Parent (h18-delegate): the session that delegated to the request's
+	// session, so the needs-you list can name it; absent otherwise.
+	Parent *parentView `json:"parent,omitempty"`
 }
 
 func newRequestView(q store.Request) requestView {

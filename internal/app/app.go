@@ -23,6 +23,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/checkpoint"
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/control"
+	"github.com/caduceus-dev/caduceus/internal/delegate"
 	"github.com/caduceus-dev/caduceus/internal/hook"
 	"github.com/caduceus-dev/caduceus/internal/httpguard"
 	"github.com/caduceus-dev/caduceus/internal/id"
@@ -227,6 +228,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		mem := memOf("")
 		a.procs = tool.NewProcessTable(0, 0, procReg)
 		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs})
+		// Subagents (h18-delegate): the delegate tool makes child sessions
+		// and queues their runs through a control service of its own, as
+		// the job scheduler does, so a runner process can delegate alone.
+		dsvc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
+		if len(cfg.WorkspaceRoots) > 0 {
+			if err := dsvc.AllowWorkspaces(cfg.WorkspaceRoots); err != nil {
+				a.close()
+				return nil, err
+			}
+		}
+		tools = tools.With(tool.NewDelegate(delegate.New(st, a.w, dsvc, delegate.Config{Limit: cfg.MaxSubagents,
+			ScratchDir: filepath.Join(cfg.DataDir, "scratch")}, log)))
 		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
 			Memory: memOf, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg),
 			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg), StuckRepeats: cfg.StuckRepeats, MCP: a.mcp},
@@ -271,7 +284,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
 	// Profiles (h16-profiles) enable tools by name: the builtin set, listed
 	// whether or not this process runs the agent.
-	toolSpecs := tool.Builtin(tool.Config{}).Specs()
+	toolSpecs := tool.Builtin(tool.Config{}).With(tool.NewDelegate(nil)).Specs()
 	svc.KnowTools(toolNames(toolSpecs))
 	a.control = svc
 	a.jobs = jobs.NewScheduler(st, a.w, svc, jobs.Config{}, log)

@@ -55,6 +55,9 @@ type Config struct {
 	Grace time.Duration
 	// MaxConcurrent bounds the runs a runner executes at once.
 	MaxConcurrent int
+	// MaxSubagents bounds the child runs of one delegate call that run at
+	// once (h18-delegate).
+	MaxSubagents int
 	// StuckRepeats is how many identical tool calls in a row pause a run
 	// as looking stuck (h16-budgets): 0 means the runner's default (3),
 	// negative never (the flag's 0, which reads better on a command line).
@@ -216,6 +219,7 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 	fs.StringVar(&c.ApprovalMode, "approval-mode", envOr(getenv, "CADUCEUS_APPROVAL_MODE", "smart"), "default approval policy of new sessions: manual, smart or off (env CADUCEUS_APPROVAL_MODE)")
 	fs.StringVar(&c.DemoScript, "demo-script", envOr(getenv, "CADUCEUS_DEMO_SCRIPT", ""), "JSON script for the offline demo model (env CADUCEUS_DEMO_SCRIPT)")
 	fs.IntVar(&c.MaxConcurrent, "max-concurrent", 8, "runs this runner executes at once")
+	fs.IntVar(&c.MaxSubagents, "max-subagents", 3, "child runs of one delegate call that run at once")
 	stuck, err := intEnv(getenv, "CADUCEUS_STUCK_REPEATS", 3)
 	if err != nil {
 		return c, err
@@ -349,6 +353,8 @@ func (c *Config) finish() error {
 		return errors.New("retry-backoff must not be negative")
 	case c.MaxConcurrent < 1:
 		return errors.New("max-concurrent must be at least 1")
+	case c.MaxSubagents < 1:
+		return errors.New("max-subagents must be at least 1")
 	case c.StuckRepeats > 1000:
 		return errors.New("stuck-repeats must be at most 1000")
 	case c.CheckpointMaxBytes < 0:

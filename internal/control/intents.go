@@ -174,6 +174,7 @@ func InsertSessionInTx(ctx context.Context, tx store.Tx, sess store.Session) err
 // SessionInfo is the session as session.created announces it.
 func SessionInfo(s store.Session) event.SessionInfo {
 	return event.SessionInfo{ID: s.ID, Title: s.Title, Workspace: s.Workspace, Model: s.Model, ProjectID: s.ProjectID, ProfileID: s.ProfileID,
+		DelegatedSessionID: s.DelegatedSessionID, DelegatedRunID: s.DelegatedRunID, DelegatedCallID: s.DelegatedCallID,
 		CreatedAt: event.Time{Time: s.CreatedAt}, UpdatedAt: event.Time{Time: s.UpdatedAt}}
 }
 
@@ -575,6 +576,9 @@ func cancelInTx(ctx context.Context, tx store.Tx, r store.Run, now time.Time, re
 	if r.Status.Terminal() || r.Status == run.Cancelling {
 		return nil
 	}
+	if err := cancelChildren(ctx, tx, r, now, by); err != nil {
+		return err
+	}
 	if err := tx.InsertControl(ctx, store.Control{ID: id.New("ctl"), RunID: r.ID, Kind: "cancel", CreatedAt: now}); err != nil {
 		return err
 	}
@@ -588,6 +592,33 @@ func cancelInTx(ctx context.Context, tx store.Tx, r store.Run, now time.Time, re
 		return err
 	}
 	return finishInTx(ctx, tx, r.ID, "", Outcome{Status: run.Cancelled, By: by}, now)
+}
+
+// cancelChildren cancels the busy runs of the sessions r delegated to
+// (h18-delegate), in r's cancel's transaction. The delegate call of a held
+// parent cancels them too when it stops, but a parent nobody holds (its
+// runner died: interrupted, recovering) is finished right here, and no
+// delegate call would run again to do it. Children never delegate, so this
+// goes one level deep.
+func cancelChildren(ctx context.Context, tx store.Tx, r store.Run, now time.Time, by *event.Actor) error {
+	kids, err := tx.DelegatedSessions(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		runs, err := tx.SessionRuns(ctx, k.ID)
+		if err != nil {
+			return err
+		}
+		for _, cr := range runs {
+			if cr.Status.Busy() {
+				if err := cancelInTx(ctx, tx, cr, now, "its parent run was cancelled", by); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Response is the input of Respond.

@@ -416,6 +416,11 @@ type SessionInfo struct {
 	UpdatedAt Time   `json:"updated_at"`
 	ProjectID string `json:"project_id,omitempty"` // organising sessions
 	ProfileID string `json:"profile_id,omitempty"` // h16-profiles
+	// Delegation (h18-delegate): the session, run and tool call of the
+	// delegate call that made this session; absent for other sessions.
+	DelegatedSessionID string `json:"delegated_session_id,omitempty"`
+	DelegatedRunID     string `json:"delegated_run_id,omitempty"`
+	DelegatedCallID    string `json:"delegated_call_id,omitempty"`
 }
 
 // SessionCreatedPayload is the payload of session.created.

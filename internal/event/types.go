@@ -40,6 +40,11 @@ const (
 	// The agent's plan: the todo tool replaced its list.
 	TodoUpdated Type = "todo.updated"
 
+	// Subagents (issue 18, h18-delegate, seed 004): the delegate tool's
+	// child runs, journaled in the parent's run.
+	SubagentStarted Type = "subagent.started" // a delegated task's child run was queued
+	SubagentDone    Type = "subagent.done"    // a delegated task's child run ended
+
 	// Context window management.
 	ContextWarning   Type = "context.warning"   // the conversation nears the model's context window
 	ContextCompacted Type = "context.compacted" // older turns were replaced by a summary
@@ -138,6 +143,8 @@ func Catalog() []Info {
 		{ClarifyRequested, TierDefault, false, "the agent asks a question"},
 		{ClarifyResolved, TierDefault, false, "question answered or expired"},
 		{TodoUpdated, TierDefault, false, "the agent's todo list changed"},
+		{SubagentStarted, TierDefault, false, "a delegated task's child run was queued"},
+		{SubagentDone, TierDefault, false, "a delegated task's child run ended"},
 		{ContextWarning, TierDefault, false, "context window nearly full"},
 		{ContextCompacted, TierDefault, false, "older turns summarised"},
 		{CheckpointCreated, TierDefault, false, "a checkpoint of the workspace was taken"},

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +48,29 @@ type guard struct {
 	// health report's error rate.
 	errs, calls int64
 	pauseAsked  atomic.Bool
+	// children is what the run's delegated child runs spent since the last
+	// step (h18-delegate: a child's cost counts toward the parent's
+	// budgets), added by the delegate tool's subagent.done through the
+	// host, from the tool's goroutine.
+	childMu  sync.Mutex
+	children budget.Usage
+}
+
+// childSpent records a child run's spending; the next check counts it.
+func (g *guard) childSpent(u event.UsageTotals) {
+	g.childMu.Lock()
+	defer g.childMu.Unlock()
+	g.children.Tokens += u.InputTokens + u.OutputTokens
+	g.children.CostUSD += u.CostUSD
+}
+
+// takeChildren returns and clears what children spent since the last call.
+func (g *guard) takeChildren() budget.Usage {
+	g.childMu.Lock()
+	defer g.childMu.Unlock()
+	u := g.children
+	g.children = budget.Usage{}
+	return u
 }
 
 // newGuard reads the limits that apply to the run and what the run and its
@@ -77,7 +101,7 @@ func (r *Runner) newGuard(ctx context.Context, h *host, claimed store.Run, sess 
 	if g.dayLimits, err = get(budget.ScopeDay, ""); err != nil {
 		return nil, err
 	}
-	evs, err := r.st.Events(ctx, store.EventQuery{SessionID: sess.ID, Types: []event.Type{event.Usage, event.ToolDone}})
+	evs, err := r.st.Events(ctx, store.EventQuery{SessionID: sess.ID, Types: []event.Type{event.Usage, event.ToolDone, event.SubagentDone}})
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +120,7 @@ func (r *Runner) newGuard(ctx context.Context, h *host, claimed store.Run, sess 
 // every approval is still caught looping.
 func (g *guard) replay(ctx context.Context) error {
 	evs, err := g.r.st.Events(ctx, store.EventQuery{RunID: g.run.ID,
-		Types: []event.Type{event.Usage, event.ToolStarted, event.ToolDone, event.RunStatus}})
+		Types: []event.Type{event.Usage, event.ToolStarted, event.ToolDone, event.RunStatus, event.SubagentDone}})
 	if err != nil {
 		return err
 	}
@@ -144,6 +168,12 @@ func spend(u budget.Usage, e event.Event) budget.Usage {
 		if json.Unmarshal(e.Payload, &p) == nil {
 			u.ToolCalls++
 			u.ConsecutiveErrors = failed(u.ConsecutiveErrors, p.Status)
+		}
+	case event.SubagentDone:
+		var p event.SubagentDonePayload
+		if json.Unmarshal(e.Payload, &p) == nil {
+			u.Tokens += p.Usage.InputTokens + p.Usage.OutputTokens
+			u.CostUSD += p.Usage.CostUSD
 		}
 	}
 	return u
@@ -205,6 +235,13 @@ func (g *guard) check(ctx context.Context, s agent.Step) error {
 			}
 		}
 	} else {
+		// The day has the children's spending already: each child's own
+		// guard added it.
+		c := g.takeChildren()
+		g.runUse.Tokens += c.Tokens
+		g.runUse.CostUSD += c.CostUSD
+		g.sessionUse.Tokens += c.Tokens
+		g.sessionUse.CostUSD += c.CostUSD
 		g.calls++
 		g.runUse.ToolCalls++
 		g.sessionUse.ToolCalls++

@@ -15,6 +15,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/run"
 	"github.com/caduceus-dev/caduceus/internal/store"
+	"github.com/caduceus-dev/caduceus/internal/tool"
 	"github.com/caduceus-dev/caduceus/internal/transcript"
 )
 
@@ -35,6 +36,7 @@ func (r *Runner) execute(ctx context.Context, a *active, claimed store.Run) stri
 	}
 
 	h := newHost(r, claimed)
+	h.active = a
 	res, err := r.drive(ctx, h, claimed, a.draining)
 	flushErr := h.Flush(context.Background())
 
@@ -150,6 +152,10 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 		return agent.Result{}, err
 	}
 	tools = r.withMCP(ctx, tools)
+	if tools != nil && sess.DelegatedRunID != "" {
+		// Delegation is one level deep: a child cannot fan out again.
+		tools = tools.Without(tool.NameDelegate)
+	}
 	tools = profileTools(tools, prof, hasProf)
 	tools = r.profileSkills(ctx, tools, prof, hasProf)
 	mem := r.memoryOf(ctx, prof, hasProf)
@@ -177,6 +183,7 @@ func (r *Runner) drive(ctx context.Context, h *host, claimed store.Run, yield fu
 	}
 	defer g.watchPause(ctx)()
 	loop.Guard = g.check
+	h.childSpent = g.childSpent
 	res, err := loop.Run(ctx, h, msgs, pending)
 	r.endCheckpoint(ctx, h, sess.Workspace, claimed, err)
 	return res, err

@@ -23,6 +23,12 @@ type host struct {
 	// workspace is the session's, once drive has read it: the runner
 	// prunes its checkpoints after the run ends.
 	workspace string
+	// active is the run's entry among the runner's executing runs (nil in
+	// tests that drive a host alone).
+	active *active
+	// childSpent, when set, is told what each delegated child run spent
+	// (subagent.done), for the run's budgets.
+	childSpent func(event.UsageTotals)
 
 	mu      sync.Mutex
 	pending []<-chan error // emits not yet known durable, oldest first
@@ -40,6 +46,19 @@ type host struct {
 	// decisions name the rule or person behind each approval
 	// (agent.ApprovalSource); only the loop's goroutine uses them.
 	decisions map[string]event.ApprovalDecidedPayload
+}
+
+// Idle marks the run as waiting for other runs only (agent.Idler): it
+// frees its slot until busy is called, and wakes the claim loop so a
+// child run queued a moment ago is claimed at once.
+func (h *host) Idle() (busy func()) {
+	if h.active == nil {
+		return func() {}
+	}
+	h.active.idle.Add(1)
+	h.r.poke()
+	var once sync.Once
+	return func() { once.Do(func() { h.active.idle.Add(-1) }) }
 }
 
 // Waited reports how long the person took to answer the request of a tool
@@ -106,6 +125,9 @@ func newHost(r *Runner, ru store.Run) *host {
 // writer batches what accumulates meanwhile. Consecutive deltas of one
 // block coalesce while queued (see deltaTail).
 func (h *host) Emit(typ event.Type, payload any) error {
+	if p, ok := payload.(event.SubagentDonePayload); ok && typ == event.SubagentDone && h.childSpent != nil {
+		h.childSpent(p.Usage)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.reapLocked()

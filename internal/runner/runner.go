@@ -161,6 +161,10 @@ func (r *Runner) approvalTTL() time.Duration {
 type active struct {
 	cancel context.CancelCauseFunc
 	drain  chan struct{} // closed when the runner stops: yield at the next boundary
+	// idle counts the run's tool calls that only wait for other runs
+	// (delegate); while it is above zero the run does not count against
+	// MaxConcurrent, so the child runs it waits for can be claimed here.
+	idle atomic.Int32
 }
 
 var (
@@ -355,9 +359,7 @@ func (r *Runner) settleOrphans(ctx context.Context, held []string) {
 
 func (r *Runner) claimAll(ctx context.Context) {
 	for ctx.Err() == nil {
-		r.mu.Lock()
-		full := len(r.active) >= r.cfg.MaxConcurrent
-		r.mu.Unlock()
+		full := r.executing() >= r.cfg.MaxConcurrent
 		// Checked before each claim: a runner told to stop claims nothing
 		// more, even in the middle of a burst.
 		if full {
@@ -421,6 +423,19 @@ func (r *Runner) start(claimed store.Run) {
 		}()
 		observed(r.execute(ctx, a, claimed))
 	}()
+}
+
+// executing counts the runs held that are not idle (active.idle).
+func (r *Runner) executing() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, a := range r.active {
+		if a.idle.Load() == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // shutdown asks every active run to yield, waits up to the grace period

@@ -53,6 +53,12 @@ type Session struct {
 	// ProfileID (h16-profiles) is the agent profile the session's runs use
 	// ("" for none).
 	ProfileID string
+	// Delegation (issue 18, h18-delegate): a session the delegate tool made
+	// names the session, run and tool call that delegated to it; all ""
+	// for any other session.
+	DelegatedSessionID string
+	DelegatedRunID     string
+	DelegatedCallID    string
 }
 
 // Run is one unit of agent work started by a message.
@@ -354,6 +360,9 @@ type Reader interface {
 	GetRun(ctx context.Context, id string) (Run, error)
 	// SessionRuns lists a session's runs, oldest first.
 	SessionRuns(ctx context.Context, sessionID string) ([]Run, error)
+	// DelegatedSessions lists the sessions the delegate tool made for the
+	// run's calls (h18-delegate), oldest first.
+	DelegatedSessions(ctx context.Context, runID string) ([]Session, error)
 	// SessionRunStates lists a session's runs as SessionRuns does, only
 	// their ids and statuses: what reading a transcript needs of them.
 	SessionRunStates(ctx context.Context, sessionID string) ([]RunState, error)

@@ -32,6 +32,14 @@ type Env struct {
 	// Memory, when set, is the memory of the run's agent profile, used by
 	// the memory tool instead of its own (h16-memory).
 	Memory *memory.Store
+	// CallID is the id of the tool call being run (the delegate tool keys
+	// the child sessions it makes by it).
+	CallID string
+	// Idle, when set, tells the runner the call only waits for other runs
+	// (delegate): the run stops counting against the runner's limit of
+	// executing runs, so the children it waits for find a free slot, until
+	// the returned func is called. nil: the call cannot release its slot.
+	Idle func() (busy func())
 }
 
 // Result is the outcome of one tool call.
@@ -100,6 +108,14 @@ type Intent struct {
 	// "allow", "ask" or "deny"; "" leaves it to the policy. Only
 	// EffectExternal calls honour it.
 	Rule string
+}
+
+// Resumable is a Tool whose call may run again after the worker executing
+// it stopped mid-call, because it finds the work it began instead of doing
+// it twice (delegate: its child sessions, by tool call id). Any other
+// call found executing after a handover is reported interrupted, not run.
+type Resumable interface {
+	Resumable() bool
 }
 
 // Tool is one capability offered to the model.

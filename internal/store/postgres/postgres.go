@@ -35,7 +35,7 @@ var migrationFS embed.FS
 
 // SchemaVersion is the goose version of the newest embedded migration. The
 // versions follow the SQLite store's: the same number is the same schema.
-const SchemaVersion = 29
+const SchemaVersion = 30
 
 // Advisory lock keys (one namespace per database).
 const (

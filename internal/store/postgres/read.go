@@ -338,3 +338,15 @@ func (r reader) ListRunners(ctx context.Context) ([]store.RunnerInfo, error) {
 	}
 	return out, nil
 }
+
+func (r reader) DelegatedSessions(ctx context.Context, runID string) ([]store.Session, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+sqlrow.SessionCols+` FROM sessions WHERE delegated_run_id = $1 ORDER BY created_at_ms, id`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("delegated sessions: %w", err)
+	}
+	out, err := collect(rows, sqlrow.ScanSession)
+	if err != nil {
+		return nil, fmt.Errorf("delegated sessions: %w", err)
+	}
+	return out, nil
+}

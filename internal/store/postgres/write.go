@@ -303,8 +303,9 @@ func (t *txn) exec(ctx context.Context, what, id string, none error, sql string,
 }
 
 func (t *txn) InsertSession(ctx context.Context, s store.Session) error {
-	_, err := t.c.Exec(ctx, `INSERT INTO sessions (`+sqlrow.SessionCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
-		s.ID, s.Title, s.Workspace, s.Model, ms(s.CreatedAt), ms(s.UpdatedAt), s.ParentSessionID, s.BranchedFromEventID, s.Pinned, nullMS(s), nullString(s.ProjectID), s.ProfileID)
+	_, err := t.c.Exec(ctx, `INSERT INTO sessions (`+sqlrow.SessionCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)`,
+		s.ID, s.Title, s.Workspace, s.Model, ms(s.CreatedAt), ms(s.UpdatedAt), s.ParentSessionID, s.BranchedFromEventID, s.Pinned, nullMS(s), nullString(s.ProjectID), s.ProfileID,
+		s.DelegatedSessionID, s.DelegatedRunID, s.DelegatedCallID)
 	if err != nil {
 		return fmt.Errorf("insert session: %w", err)
 	}

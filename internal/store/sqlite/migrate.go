@@ -16,7 +16,7 @@ var migrationFS embed.FS
 
 // SchemaVersion is the goose version of the newest embedded migration: the
 // schema a database has once Open returns.
-const SchemaVersion = 29
+const SchemaVersion = 30
 
 // versionTable is goose's record of applied migrations.
 const versionTable = "goose_db_version"

@@ -338,3 +338,23 @@ func (r reader) ListRunners(ctx context.Context) ([]store.RunnerInfo, error) {
 	}
 	return out, rows.Err()
 }
+
+func (r reader) DelegatedSessions(ctx context.Context, runID string) ([]store.Session, error) {
+	rows, err := r.query(ctx, `SELECT `+sqlrow.SessionCols+` FROM sessions WHERE delegated_run_id = ? ORDER BY created_at_ms, id`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("delegated sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Session
+	for rows.Next() {
+		s, err := sqlrow.ScanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("delegated sessions: %w", err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("delegated sessions: %w", err)
+	}
+	return out, nil
+}

@@ -262,8 +262,9 @@ func marshalPayload(p any) (json.RawMessage, error) {
 }
 
 func (t *txn) InsertSession(ctx context.Context, s store.Session) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO sessions (`+sqlrow.SessionCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
-		s.ID, s.Title, s.Workspace, s.Model, ms(s.CreatedAt), ms(s.UpdatedAt), s.ParentSessionID, s.BranchedFromEventID, s.Pinned, nullMS(s), nullString(s.ProjectID), s.ProfileID)
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO sessions (`+sqlrow.SessionCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		s.ID, s.Title, s.Workspace, s.Model, ms(s.CreatedAt), ms(s.UpdatedAt), s.ParentSessionID, s.BranchedFromEventID, s.Pinned, nullMS(s), nullString(s.ProjectID), s.ProfileID,
+		s.DelegatedSessionID, s.DelegatedRunID, s.DelegatedCallID)
 	if err != nil {
 		return fmt.Errorf("insert session: %w", err)
 	}

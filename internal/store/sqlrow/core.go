@@ -13,7 +13,8 @@ import (
 )
 
 // SessionCols are the columns ScanSession reads, in its order.
-const SessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms, parent_session_id, branched_from_event_id, pinned, archived_at_ms, project_id, profile_id`
+const SessionCols = `id, title, workspace, model, created_at_ms, updated_at_ms, parent_session_id, branched_from_event_id, pinned, archived_at_ms, project_id, profile_id,
+	delegated_session_id, delegated_run_id, delegated_call_id`
 
 // ScanSession reads one row of SessionCols.
 func ScanSession(s Scanner) (store.Session, error) {
@@ -21,7 +22,8 @@ func ScanSession(s Scanner) (store.Session, error) {
 	var c, u int64
 	var archived *int64
 	var project *string
-	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u, &v.ParentSessionID, &v.BranchedFromEventID, &v.Pinned, &archived, &project, &v.ProfileID)
+	err := s.Scan(&v.ID, &v.Title, &v.Workspace, &v.Model, &c, &u, &v.ParentSessionID, &v.BranchedFromEventID, &v.Pinned, &archived, &project, &v.ProfileID,
+		&v.DelegatedSessionID, &v.DelegatedRunID, &v.DelegatedCallID)
 	v.CreatedAt, v.UpdatedAt = fromMS(c), fromMS(u)
 	if archived != nil {
 		v.ArchivedAt = fromMS(*archived)

@@ -113,6 +113,8 @@ func Run(t *testing.T, open Open) {
 		{"JobOfRun", testJobOfRun},
 		{"DeliveryCursor", testDeliveryCursor},
 		{"DeliveryDue", testDeliveryDue},
+		// Subagents (issue 18, h18-delegate).
+		{"DelegatedSessions", testDelegatedSessions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -5,7 +5,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import { useStore } from "../state/context";
 import type { Store } from "../state/contract";
-import type { Session } from "../state/types";
+import type { HumanRequest, Session } from "../state/types";
 import { sessionPath } from "../state/store";
 import { RequestCard } from "../transcript/RequestCard";
 import { IArrowRight, IBell, IBellOff, IClose } from "./icons";
@@ -24,6 +24,13 @@ export function NeedsYouPanel() {
   const reqs = store.pending.value;
   const paused = pausedSessions(store);
   const titles = new Map(store.sessions.value.map((s) => [s.id, s.title || "New session"]));
+  // A subagent's request names its parent: from the API, or, for one that
+  // arrived live, from the child session's delegated_by.
+  const parentOf = (r: HumanRequest) => {
+    if (r.parent) return r.parent;
+    const by = store.sessions.value.find((s) => s.id === r.session_id)?.delegated_by;
+    return by ? { session_id: by.session_id, title: titles.get(by.session_id) ?? "" } : undefined;
+  };
   const close = () => (view.needsYouOpen.value = false);
 
   useEffect(() => {
@@ -88,7 +95,14 @@ export function NeedsYouPanel() {
             {reqs.map((r) => (
               <li key={r.id} class="ny-item">
                 <div class="ny-session">
-                  <span class="ny-title">{titles.get(r.session_id) ?? "Session"}</span>
+                  <span class="ny-title">
+                    {titles.get(r.session_id) ?? "Session"}
+                    {parentOf(r) && (
+                      <span class="ny-parent" data-testid="needs-you-parent">
+                        {" "}· subagent of <a href={sessionPath(parentOf(r)!.session_id)} onClick={(e) => go(e, parentOf(r)!.session_id)}>{parentOf(r)!.title || "a session"}</a>
+                      </span>
+                    )}
+                  </span>
                   {r.session_id !== store.activeId.value ? (
                     <a class="ny-go" href={sessionPath(r.session_id)} onClick={(e) => go(e, r.session_id)}>
                       Go to session <IArrowRight size={14} />

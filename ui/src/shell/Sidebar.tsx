@@ -258,6 +258,7 @@ function SessionRow({ s, active }: { s: Session; active: boolean }) {
         <a class="sb-link" href={sessionPath(s.id)} onClick={open}>
           <span class={"sb-title" + (s.title ? "" : " placeholder")} title={s.title || undefined}>{name}</span>
           <span class="sb-meta">
+            {s.delegated_by && <span class="sb-sub" data-testid="session-subagent" title="A subagent's session: a delegate call made it">subagent</span>}
             {needsYou && <span class="sb-needs" data-testid="session-needs-you" title="Waits for you" role="img" aria-label="Waits for you">●</span>}
             {busy && (
               <span class={"badge badge-" + s.status + " " + toneClass(s.status)} data-testid="session-badge" data-status={s.status}>

@@ -3,7 +3,7 @@
 // new array of roots in which only the path to the changed node is copied,
 // so the views can compare nodes by identity and re-render only what moved.
 
-import type { ActivityNode, Item, Run, RunActivity, ToolInfo, ToolStatus } from "./types";
+import type { ActivityNode, Item, Run, RunActivity, SubagentInfo, ToolInfo, ToolStatus } from "./types";
 
 type Roots = ActivityNode[];
 type State = ActivityNode["state"];
@@ -317,7 +317,7 @@ export function buildActivity(runs: Run[], items: Item[], activity: RunActivity[
           id: t.tool_call_id, type: "tool", label: t.label || t.name, tool: t.name, args: t.args,
           result: t.result, output: t.output, state: !busy && !done ? "error" : state, startedAt: ms(it.created_at),
           durationMs: done ? t.duration_ms : undefined, ...toolApproval(t), checkpoint: t.checkpoint_id,
-          children: [], replay: true,
+          children: t.name === "delegate" ? subagentsOf(t.result).map((sa) => subagentNode(sa, ms(it.created_at), true)) : [], replay: true,
         });
       }
     }
@@ -338,4 +338,27 @@ export function buildActivity(runs: Run[], items: Item[], activity: RunActivity[
     roots.push(root);
   }
   return roots;
+}
+
+/** The activity node of a delegated task (h18-delegate): the child run,
+ * nested under the delegating tool call, linking to its session. */
+export function subagentNode(sa: SubagentInfo, at: number, replay: boolean): ActivityNode {
+  return {
+    id: "sub_" + sa.session_id, type: "run", label: sa.title || "Subagent", link: sa.session_id,
+    state: sa.status === "started" ? "running" : runState(sa.status), startedAt: at, children: [], replay,
+  };
+}
+
+/** A delegate call's tasks from its finished result (`result.tasks`), for
+ * a call loaded from the snapshot. */
+export function subagentsOf(result: unknown): SubagentInfo[] {
+  const tasks = (result as { tasks?: unknown } | null | undefined)?.tasks;
+  if (!Array.isArray(tasks)) return [];
+  return tasks
+    .filter((t): t is Record<string, unknown> => !!t && typeof t === "object" && typeof (t as { session_id?: unknown }).session_id === "string")
+    .map((t) => ({
+      index: typeof t.index === "number" ? t.index : 0, title: typeof t.title === "string" ? t.title : "",
+      session_id: t.session_id as string, run_id: typeof t.run_id === "string" ? t.run_id : "",
+      status: typeof t.status === "string" ? t.status : "",
+    }));
 }

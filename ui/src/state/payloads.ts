@@ -30,6 +30,11 @@ export interface ClarifyRequestedP extends RequestedP { question: string; choice
 export interface ActorP { kind: "user" | "token" | "server_token" | "local" | "trigger"; name: string; user_id?: string; token_id?: string }
 export interface ResolvedP { request_id: string; status: string; choice?: string; answer?: string; by?: ActorP; note?: string }
 export interface TodoP { tool_call_id: string; items: TodoItem[] }
+/** subagent.started and subagent.done (h18-delegate, EVENTS.md). */
+export interface SubagentP {
+  tool_call_id: string; index: number; session_id: string; run_id: string; parent_session_id: string;
+  title?: string; status: string; summary?: string; duration_ms?: number;
+}
 export interface ContextWarningP { estimated_tokens: number; context_window: number; ratio: number; threshold: number }
 export interface CompactedP {
   reason: string; original_count: number; compacted_count: number; preserved_messages: number;

@@ -367,6 +367,26 @@ const appendDelta: Handler = (m, ev, _env, replay) => {
   }
 };
 
+/** subagent.started / subagent.done (h18-delegate): the delegate call's
+ * card lists its child runs, and the activity tree nests them under it. */
+const subagent: Handler = (m, ev, _env, replay) => {
+  const p = ev.payload as P.SubagentP;
+  const im = m.byId.get(p.tool_call_id);
+  const tool = im?.sig.peek().tool;
+  if (!im || !tool || seen(im, ev)) return;
+  const prev = (tool.subagents ?? []).find((s) => s.index === p.index);
+  const sa = { index: p.index, title: p.title ?? prev?.title ?? "", session_id: p.session_id, run_id: p.run_id, status: p.status, summary: p.summary };
+  const list = [...(tool.subagents ?? []).filter((s) => s.index !== p.index), sa].sort((a, b) => a.index - b.index);
+  setTool(im, ev, { subagents: list });
+  const t = Date.parse(ev.ts);
+  act(m, (r) => A.updateNode(r, ev.run_id, p.tool_call_id, (n) => {
+    const old = n.children.find((c) => c.id === "sub_" + p.session_id);
+    const node = { ...A.subagentNode(sa, old?.startedAt ?? t, replay), endedAt: p.status === "started" ? undefined : t, durationMs: p.duration_ms || undefined };
+    const children = old ? n.children.map((c) => (c.id === node.id ? node : c)) : [...n.children, node];
+    return { ...n, children };
+  }));
+};
+
 const requested: Handler = (m, ev) => {
   const p = ev.payload as P.RequestedP;
   const im = m.byId.get(p.tool_call_id);
@@ -628,6 +648,8 @@ export const handlers: Record<EventType, Handler> = {
   "approval.decided": () => {},
   "clarify.requested": requested,
   "clarify.resolved": resolved,
+  "subagent.started": subagent,
+  "subagent.done": subagent,
   "todo.updated": (m, ev) => {
     m.state.todos.value = (ev.payload as P.TodoP).items ?? [];
   },

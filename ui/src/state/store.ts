@@ -308,7 +308,11 @@ export function createStore(): Store & StoreInternals {
       case "session.created": {
         const p = (ev.payload as SessionCreatedP).session;
         // Our own create may have inserted it already, with run state.
-        if (p && !sessions.peek().some((s) => s.id === p.id)) upsertSession({ ...p, status: "idle", queued_runs: 0 });
+        if (p && !sessions.peek().some((s) => s.id === p.id)) {
+          const { delegated_session_id: dsid, delegated_run_id: drun, delegated_call_id: dcall, ...rest } = p;
+          const delegated_by = dsid ? { session_id: dsid, run_id: drun ?? "", tool_call_id: dcall ?? "" } : undefined;
+          upsertSession({ ...rest, status: "idle", queued_runs: 0, ...(delegated_by ? { delegated_by } : {}) });
+        }
         return true;
       }
       case "session.updated": {

@@ -19,7 +19,7 @@ export type EventType =
   | "tool.started" | "tool.updated" | "tool.done"
   | "approval.requested" | "approval.resolved" | "approval.decided"
   | "clarify.requested" | "clarify.resolved"
-  | "todo.updated" | "context.warning" | "context.compacted"
+  | "todo.updated" | "subagent.started" | "subagent.done" | "context.warning" | "context.compacted"
   | "checkpoint.created" | "checkpoint.restored"
   | "diagnostic" | "resync"
   | "git.committed" | "terminal.opened" | "terminal.closed"
@@ -72,6 +72,8 @@ export interface Session {
   pinned?: boolean; archived_at?: string | null; project_id?: string | null;
   /** Profiles (h16-profiles): the session's agent profile, "" for none. */
   profile_id?: string;
+  /** A subagent's session (h18-delegate): the delegate call that made it. */
+  delegated_by?: { session_id: string; run_id: string; tool_call_id: string };
 }
 
 /** A project (organising sessions): groups sessions, carries defaults for
@@ -85,7 +87,10 @@ export interface Project {
 
 /** session.created: the session's own fields (a new session is idle). */
 export interface SessionCreatedP {
-  session: Pick<Session, "id" | "title" | "workspace" | "model" | "created_at" | "updated_at" | "project_id">;
+  session: Pick<Session, "id" | "title" | "workspace" | "model" | "created_at" | "updated_at" | "project_id"> & {
+    /** A subagent's session (h18-delegate). */
+    delegated_session_id?: string; delegated_run_id?: string; delegated_call_id?: string;
+  };
 }
 /** session.updated: only the fields that changed, and the new updated_at.
  * Later fields (pinned, archived) arrive the same way. */
@@ -161,6 +166,9 @@ export interface HumanRequest {
   run_id: string; session_id: string; tool_call_id: string;
   prompt: ApprovalPrompt | ClarifyPrompt; response?: string;
   created_at: string; expires_at: string | null; resolved_at: string | null;
+  /** A subagent's request (h18-delegate): the session that delegated to
+   * the request's session. */
+  parent?: { session_id: string; title: string };
 }
 
 export interface ModelInfo { ref: string; [k: string]: unknown }
@@ -194,6 +202,16 @@ export interface ToolInfo {
   live_output?: string;
   /** Client-only: ms timestamp of tool.started (for a running timer). */
   started_ms?: number;
+  /** Client-only: a delegate call's child runs, from subagent.started and
+   * subagent.done (the finished call's result lists them too). */
+  subagents?: SubagentInfo[];
+}
+
+/** One task of a delegate call (h18-delegate). */
+export interface SubagentInfo {
+  index: number; title: string; session_id: string; run_id: string;
+  /** "started" until the child run ends, then its final status. */
+  status: string; summary?: string;
 }
 
 /** A file attached to a person's message, saved in the session's workspace
@@ -282,6 +300,8 @@ export interface ActivityNode {
   attempt?: number;
   /** Tools: the checkpoint taken before the call ran. */
   checkpoint?: string;
+  /** A delegated child run (h18-delegate): the child session it links to. */
+  link?: string;
   children: ActivityNode[];
   replay: boolean;
 }

@@ -10,6 +10,7 @@ import { JsonBlock, OutputBlock } from "./Output";
 import { approvalText, waitText } from "./RequestCard";
 import { IconBrain, IconChevron, IconCpu, IconInfo, IconPlay, ToolIcon } from "./icons";
 import { fmtDuration, fmtElapsed, useNow } from "./util";
+import { sessionPath } from "../state/store";
 
 const MAX_RUNS = 50;
 
@@ -56,6 +57,7 @@ function NodeDetails({ node }: { node: ActivityNode }) {
 }
 
 function Node({ node, defaultOpen }: { node: ActivityNode; defaultOpen: boolean }) {
+  const store = useStore();
   const branch = node.children.length > 0;
   const [open, setOpen] = useState<boolean | null>(null);
   const isOpen = open ?? defaultOpen;
@@ -92,6 +94,14 @@ function Node({ node, defaultOpen }: { node: ActivityNode; defaultOpen: boolean 
         {node.type !== "marker" && <Duration node={node} />}
       </button>
       {(node.approval || node.waitMs) && <ApprovalNote node={node} />}
+      {node.link && (
+        <a class="act-note act-link" href={sessionPath(node.link)} data-testid="activity-subagent-link"
+          onClick={(e) => {
+            if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey) return;
+            e.preventDefault();
+            store.selectSession(node.link!);
+          }}>Open the subagent's session</a>
+      )}
       {node.checkpoint && (
         <div class="act-note" data-testid="activity-checkpoint" title={node.checkpoint}>
           Workspace checkpointed before it ran
@@ -102,7 +112,7 @@ function Node({ node, defaultOpen }: { node: ActivityNode; defaultOpen: boolean 
           {hasDetails(node) && <NodeDetailsToggle node={node} />}
           <ul class="act-children">
             {node.children.map((c) => (
-              <Node key={c.id} node={c} defaultOpen={c.type === "turn"} />
+              <Node key={c.id} node={c} defaultOpen={c.type === "turn" || c.tool === "delegate"} />
             ))}
           </ul>
         </>

@@ -8,7 +8,9 @@
 import { CallChangesLink } from "../workspace/RunChanges";
 import type { ComponentChildren } from "preact";
 import { useRef, useState } from "preact/hooks";
-import type { HumanRequest, ToolInfo, ToolStatus } from "../state/types";
+import type { HumanRequest, SubagentInfo, ToolInfo, ToolStatus } from "../state/types";
+import { subagentsOf } from "../state/activity";
+import { sessionPath } from "../state/store";
 import { useStore } from "../state/context";
 import { ApprovalLine, RequestAnswered, RequestCard } from "./RequestCard";
 import { Diff } from "./Diff";
@@ -110,12 +112,47 @@ function summary(t: ToolInfo): ComponentChildren {
       const ans = str(r?.answer);
       return ans == null ? null : <span class="tool-meta">answered “{ans}”</span>;
     }
+    case "delegate": {
+      const n = subagents(t).length || (Array.isArray(a?.tasks) ? a!.tasks.length : 0);
+      return n ? <span class="tool-meta">{n} subagent{n === 1 ? "" : "s"}</span> : null;
+    }
     case "edit_file": {
       const n = num(r?.replacements);
       return n == null ? null : <span class="tool-meta">{n} replacement{n === 1 ? "" : "s"}</span>;
     }
   }
   return null;
+}
+
+/** A delegate call's child runs: live from subagent events, else from
+ * its finished result. */
+function subagents(t: ToolInfo): SubagentInfo[] {
+  if (t.name !== "delegate") return [];
+  return t.subagents?.length ? t.subagents : subagentsOf(t.result);
+}
+
+/** The delegate call's tasks, each with its state and a link to the child
+ * session (h18-delegate). */
+function Subagents({ list }: { list: SubagentInfo[] }) {
+  const store = useStore();
+  const go = (e: MouseEvent, sid: string) => {
+    if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey) return;
+    e.preventDefault();
+    store.selectSession(sid);
+  };
+  return (
+    <ul class="tool-subagents" data-testid="tool-subagents">
+      {list.map((s) => (
+        <li key={s.session_id} class="tool-subagent" data-testid="subagent" data-status={s.status}>
+          <StatusPill status={s.status === "started" ? "running" : s.status === "completed" ? "ok" : s.status} />
+          <a class="tool-subagent-link" href={sessionPath(s.session_id)} onClick={(e) => go(e, s.session_id)} data-testid="subagent-link">
+            {s.title || "Subagent " + (s.index + 1)}
+          </a>
+          {s.summary && <span class="tool-subagent-sum">{s.summary}</span>}
+        </li>
+      ))}
+    </ul>
+  );
 }
 
 /** What the call did, readably: the full command of run_command (its
@@ -262,6 +299,7 @@ export function ToolCard({ tool: t, runId }: { tool: ToolInfo; runId?: string })
       {cmdOutput ? <OutputBlock text={cmdOutput} follow={running} maxLines={running ? 10 : 8} class="cmd-out" /> : null}
       {!cmdOutput && running && live ? <OutputBlock text={live} follow maxLines={10} class="cmd-out" /> : null}
       {done && <McpImages t={t} />}
+      {subagents(t).length > 0 && <Subagents list={subagents(t)} />}
       {open && <Details t={t} />}
     </div>
   );
