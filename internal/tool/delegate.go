@@ -200,4 +200,3 @@ func ParseDelegate(args json.RawMessage) ([]DelegateTask, error) {
 	}
 	return a.Tasks, nil
 }
-
