@@ -47,6 +47,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/terminal"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 	"github.com/caduceus-dev/caduceus/internal/web"
+	"github.com/caduceus-dev/caduceus/internal/websearch"
 )
 
 // App is one running Caduceus process: the web tier, a runner, or both
@@ -166,6 +167,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a.settings = settings.New(settings.Config{Store: st, Registry: reg, Redactor: red, Keys: keys, Factories: providerFactories(),
 		Fixed: fixedSettings(file, getenv, cfg), Defaults: settingsDefaults(cfg), Apply: a.applySettings, Log: log})
+	// The web_search back-end (h18-web): kept in the settings table, its
+	// key sealed; the tool is offered only while one is configured.
+	webSearch := websearch.New(websearch.Config{Store: st, Keys: keys, Redactor: red})
 	var guard *httpguard.Guard
 	if webTier {
 		if guard, err = newGuard(ctx, cfg.Addr, cfg.Token, st, api.BodyLimit(uploadLimits(cfg))); err != nil {
@@ -222,7 +226,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		memOf := func(scope string) *memory.Store { return memory.InStore(st, scope, nil) }
 		mem := memOf("")
 		a.procs = tool.NewProcessTable(0, 0, procReg)
-		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs})
+		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs, WebSearch: webSearch})
 		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
 			Memory: memOf, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg),
 			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg), StuckRepeats: cfg.StuckRepeats},
