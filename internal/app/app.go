@@ -290,7 +290,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
 		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),
 		Tools: toolSpecs, Processes: consoleProcesses(a.procs), ProcessRecords: consoleRecords(procReg), Logs: logs,
-		Settings: a.settings, Skills: skills, ApprovalMode: cfg.ApprovalMode,
+		Settings: a.settings, WebSearch: webSearch, Skills: skills, ApprovalMode: cfg.ApprovalMode,
 		HookKeys: keys, Hooks: a.hooks, Jobs: a.jobs}, log)
 	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)
