@@ -23,6 +23,8 @@ import { BudgetsPage } from "./Budgets";
 import { WebhooksPage, TriggersPage } from "./Hooks";
 // Scheduled jobs (issue 17, h17-jobs).
 import { ScheduledPage } from "./Scheduled";
+// Web search (issue 18, h18-web).
+import { WebSearchPage } from "./WebSearch";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -107,5 +109,10 @@ export const sections: SettingsSection[] = [
   {
     id: "scheduled", title: "Scheduled", blurb: "Jobs that run on a schedule",
     shown: (s) => s.account.permissions.value.read, component: ScheduledPage,
+  },
+  // Web search (h18-web): everyone who reads sees the back-end; admins change and test it.
+  {
+    id: "web-search", title: "Web search", blurb: "The back-end web_search uses",
+    shown: (s) => s.account.permissions.value.read, component: WebSearchPage,
   },
 ];
