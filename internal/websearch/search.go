@@ -124,9 +124,15 @@ func Search(ctx context.Context, client *http.Client, b Backend, query string, c
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	if client == nil {
-		client = &http.Client{}
+	// A copy, so the caller's client keeps its own rule: no redirect is
+	// followed, since Go forwards a custom header such as Brave's
+	// X-Subscription-Token to whatever host a redirect names. Search APIs
+	// answer where they are asked; a 3xx is reported as it is.
+	c := http.Client{}
+	if client != nil {
+		c = *client
 	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	endpoint := b.URL
 	if endpoint == "" {
 		endpoint = DefaultURL(b.Kind)
@@ -142,7 +148,7 @@ func Search(ctx context.Context, client *http.Client, b Backend, query string, c
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "caduceus-web-search/1")
-	resp, err := client.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		return nil, describe(ctx, err, req.URL.Host, timeout)
 	}
@@ -319,6 +325,8 @@ func statusError(kind string, status int) error {
 			return errorf(CodeAuth, "", "SearXNG refused the request (HTTP %d): is the json format enabled in its settings.yml (search.formats)?", status)
 		}
 		return errorf(CodeAuth, "api_key", "%s refused the API key (HTTP %d)", kind, status)
+	case status >= 300 && status < 400:
+		return errorf(CodeFailed, "url", "%s answered with a redirect (HTTP %d), which is not followed: give its final address", kind, status)
 	case status == http.StatusTooManyRequests:
 		return errorf(CodeRateLimited, "", "%s says too many requests (HTTP 429); try again later", kind)
 	}

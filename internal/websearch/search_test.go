@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,6 +132,23 @@ func TestSearchErrors(t *testing.T) {
 		io.WriteString(w, `{"results": [`+strings.Repeat(`{"title": "x", "url": "https://x.example/", "content": "y"},`, websearch.MaxBody/50)+`{}]}`)
 	}))
 	t.Cleanup(huge.Close)
+	// A redirect to another host must not carry the key there.
+	var leaked atomic.Bool
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Subscription-Token") != "" || r.Header.Get("Authorization") != "" {
+			leaked.Store(true)
+		}
+	}))
+	t.Cleanup(elsewhere.Close)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/steal", http.StatusFound)
+	}))
+	t.Cleanup(redirect.Close)
+	t.Cleanup(func() {
+		if leaked.Load() {
+			t.Error("a redirect carried the key to another host")
+		}
+	})
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
 	brave, tavily := fake(t, websearch.KindBrave), fake(t, websearch.KindTavily)
@@ -151,6 +169,7 @@ func TestSearchErrors(t *testing.T) {
 		{"rate limited", websearch.Backend{Kind: websearch.KindSearXNG, URL: limited.URL}, "q", websearch.CodeRateLimited},
 		{"unreachable", websearch.Backend{Kind: websearch.KindSearXNG, URL: closed.URL}, "q", websearch.CodeUnreachable},
 		{"brave wrong key", websearch.Backend{Kind: websearch.KindBrave, URL: brave.URL + "/res/v1/web/search", APIKey: wrongKey}, "q", websearch.CodeAuth},
+		{"redirect", websearch.Backend{Kind: websearch.KindBrave, URL: redirect.URL, APIKey: wrongKey}, "q", websearch.CodeFailed},
 		{"tavily wrong key", websearch.Backend{Kind: websearch.KindTavily, URL: tavily.URL + "/search", APIKey: wrongKey}, "q", websearch.CodeAuth},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
