@@ -124,6 +124,9 @@ type Options struct {
 	// Settings: providers and settings (issue 16, h16-providers); nil
 	// answers those routes 503 settings_unavailable.
 	Settings Settings
+	// WebSearch is the web_search back-end (h18-web, websearch.go); nil
+	// answers those routes 503 web_search_unavailable.
+	WebSearch WebSearch
 
 	// Skills (h16-skills) is the skills directory the console lists and
 	// changes; nil answers the skills routes 503 skills_unavailable.
@@ -359,6 +362,11 @@ func (a *API) routes() []route {
 		{"POST /api/providers/{id}/test", a.testProvider},
 		{"GET /api/settings", a.getSettings},
 		{"PATCH /api/settings", a.patchSettings},
+		// Web search (issue 18, h18-web; websearch.go).
+		{"GET /api/settings/web-search", a.getWebSearch},
+		{"PUT /api/settings/web-search", a.putWebSearch},
+		{"DELETE /api/settings/web-search", a.deleteWebSearch},
+		{"POST /api/settings/web-search/test", a.testWebSearch},
 		// Skills (h16-skills, skills.go).
 		{"GET /api/skills", a.listSkills},
 		{"POST /api/skills", a.createSkill},

@@ -178,6 +178,12 @@ var routePerms = map[string]perm{
 	"POST /api/providers/{id}/test": permAdmin,
 	"GET /api/settings":             permRead,
 	"PATCH /api/settings":           permAdmin,
+	// Web search (issue 18, h18-web): like providers, and "test" calls
+	// out with the stored key.
+	"GET /api/settings/web-search":       permRead,
+	"PUT /api/settings/web-search":       permAdmin,
+	"DELETE /api/settings/web-search":    permAdmin,
+	"POST /api/settings/web-search/test": permAdmin,
 	// Skills (h16-skills): a skill is instructions the agent follows, so
 	// changing skills, or which ones a profile enables, is an admin's.
 	"GET /api/skills":               permRead,

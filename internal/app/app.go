@@ -49,6 +49,7 @@ import (
 	"github.com/caduceus-dev/caduceus/internal/terminal"
 	"github.com/caduceus-dev/caduceus/internal/tool"
 	"github.com/caduceus-dev/caduceus/internal/web"
+	"github.com/caduceus-dev/caduceus/internal/websearch"
 )
 
 // App is one running Caduceus process: the web tier, a runner, or both
@@ -171,6 +172,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.settings = settings.New(settings.Config{Store: st, Registry: reg, Redactor: red, Keys: keys, Factories: providerFactories(),
 		Fixed: fixedSettings(file, getenv, cfg), Defaults: settingsDefaults(cfg), Apply: a.applySettings, Log: log})
 	a.mcp = newMCP(ctx, cfg, st, keys, red, log)
+	// The web_search back-end (h18-web): kept in the settings table, its
+	// key sealed; the tool is offered only while one is configured.
+	webSearch := websearch.New(websearch.Config{Store: st, Keys: keys, Redactor: red})
 	var guard *httpguard.Guard
 	if webTier {
 		if guard, err = newGuard(ctx, cfg.Addr, cfg.Token, st, api.BodyLimit(uploadLimits(cfg))); err != nil {
@@ -227,7 +231,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		memOf := func(scope string) *memory.Store { return memory.InStore(st, scope, nil) }
 		mem := memOf("")
 		a.procs = tool.NewProcessTable(0, 0, procReg)
-		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs})
+		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs, WebSearch: webSearch})
 		// Subagents (h18-delegate): the delegate tool makes child sessions
 		// and queues their runs through a control service of its own, as
 		// the job scheduler does, so a runner process can delegate alone.
@@ -303,7 +307,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
 		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),
 		Tools: toolSpecs, Processes: consoleProcesses(a.procs), ProcessRecords: consoleRecords(procReg), Logs: logs,
-		Settings: a.settings, Skills: skills, ApprovalMode: cfg.ApprovalMode,
+		Settings: a.settings, WebSearch: webSearch, Skills: skills, ApprovalMode: cfg.ApprovalMode,
 		HookKeys: keys, Hooks: a.hooks, Jobs: a.jobs, MCP: a.mcp}, log)
 	a.api = ap
 	a.tel.WatchStore(st, 3*cfg.Lease)

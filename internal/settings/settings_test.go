@@ -315,3 +315,30 @@ func TestSettings(t *testing.T) {
 		}
 	})
 }
+
+// A row another package keeps in the settings table (web_search, with a
+// sealed key) is not shown by the settings view.
+func TestSettingsViewShowsOnlyItsKeys(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, open storetest.Open) {
+		ctx := context.Background()
+		st, _ := open(t)
+		box, _ := secretbox.New(bytes.Repeat([]byte{3}, 32))
+		r := newRig(t, st, box, nil, nil)
+		err := st.Write(ctx, func(tx store.Tx) error {
+			if err := tx.PutSetting(ctx, store.Setting{Key: "web_search", Value: `{"kind":"brave","api_key_sealed":"v1.x.y"}`, UpdatedAt: time.Now()}); err != nil {
+				return err
+			}
+			return tx.PutSetting(ctx, store.Setting{Key: settings.KeyMaxRetries, Value: `3`, UpdatedAt: time.Now()})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.svc.Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
+		v := r.svc.Settings()
+		if _, ok := v.Values["web_search"]; ok || string(v.Values[settings.KeyMaxRetries]) != "3" {
+			t.Fatalf("values = %v", v.Values)
+		}
+	})
+}

@@ -30,6 +30,11 @@ func (s *Service) Settings() View {
 	v := View{Values: map[string]json.RawMessage{}, Fixed: map[string]Fixed{}, Defaults: s.cfg.Defaults,
 		Effective: s.effectiveLocked(), Keys: SettingKeys()}
 	for k, raw := range s.settings {
+		// Rows other packages keep here (web_search, with its sealed key)
+		// are theirs to show.
+		if _, ok := findDef(k); !ok {
+			continue
+		}
 		v.Values[k] = json.RawMessage(raw)
 	}
 	for k, f := range s.cfg.Fixed {

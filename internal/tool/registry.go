@@ -66,6 +66,9 @@ type Config struct {
 	Memory *memory.Store
 	// Skills backs the skills tool; nil answers "not configured".
 	Skills *skill.Library
+	// WebSearch backs web_search; nil (or no back-end configured) leaves
+	// it out of the tools a run offers (Registry.Available).
+	WebSearch WebSearcher
 	// HTTPClient makes web_fetch's requests; nil means a plain client.
 	// Redirects are limited and the timeout applied whatever client is given.
 	HTTPClient *http.Client
@@ -123,7 +126,7 @@ func Builtin(cfg Config) *Registry {
 		NewListDir(cfg), NewReadFile(cfg), NewGlob(cfg), NewGrep(cfg),
 		NewWriteFile(cfg), NewEditFile(cfg),
 		NewRunCommand(cfg), NewProcess(cfg),
-		NewWebFetch(cfg), NewTodo(), NewClarify(),
+		NewWebFetch(cfg), NewWebSearch(cfg.WebSearch), NewTodo(), NewClarify(),
 		NewMemory(cfg.Memory), NewSkills(cfg.Skills),
 		// Offered only in a session with an active goal: the runner takes
 		// it out of other runs (Registry.Without).

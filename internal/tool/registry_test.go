@@ -15,7 +15,7 @@ import (
 func TestBuiltinRegistry(t *testing.T) {
 	r := Builtin(Config{})
 	want := []string{"clarify", "edit_file", "glob", "grep", "list_dir", "memory", "process", "read_file",
-		"run_command", "skills", "todo", "update_goal", "web_fetch", "write_file"}
+		"run_command", "skills", "todo", "update_goal", "web_fetch", "web_search", "write_file"}
 	if got := r.Names(); !slices.Equal(got, want) {
 		t.Fatalf("names %q", got)
 	}
@@ -59,7 +59,7 @@ func TestBuiltinRegistry(t *testing.T) {
 	}
 	for name, want := range map[string]Effect{"clarify": EffectNone, "list_dir": EffectNone, "read_file": EffectNone, "run_command": EffectExec,
 		"glob": EffectNone, "grep": EffectNone, "write_file": EffectWrite, "edit_file": EffectWrite, "todo": EffectNone,
-		"web_fetch": EffectNetwork, "skills": EffectNone} {
+		"web_fetch": EffectNetwork, "web_search": EffectNetwork, "skills": EffectNone} {
 		tl, _ := r.Get(name)
 		if got := tl.Intent(json.RawMessage(`{"command": "ls", "path": "a", "question": "q"}`)).Effect; got != want {
 			t.Errorf("%s: effect = %v, want %v", name, got, want)

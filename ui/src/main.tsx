@@ -26,6 +26,7 @@ import "./settings/budgets.css";
 import "./settings/hooks.css"; // h17-hooks
 import "./settings/scheduled.css"; // h17-jobs
 import "./settings/mcp.css"; // h18-mcpwire
+import "./transcript/websearch.css"; // h18-web: the results card and the Web search section
 import "./shell/jobtoast.css"; // h17-jobsui
 
 const store = createStore();

@@ -25,6 +25,8 @@ import { WebhooksPage, TriggersPage } from "./Hooks";
 import { ScheduledPage } from "./Scheduled";
 // MCP servers (issue 18, h18-mcpwire).
 import { McpPage } from "./Mcp";
+// Web search (issue 18, h18-web).
+import { WebSearchPage } from "./WebSearch";
 
 export interface SettingsSection {
   /** The address: #settings/<id>. */
@@ -114,5 +116,10 @@ export const sections: SettingsSection[] = [
   {
     id: "mcp", title: "MCP servers", blurb: "Tools of other programs",
     shown: (s) => s.account.permissions.value.read, component: McpPage,
+  },
+  // Web search (h18-web): everyone who reads sees the back-end; admins change and test it.
+  {
+    id: "web-search", title: "Web search", blurb: "The back-end web_search uses",
+    shown: (s) => s.account.permissions.value.read, component: WebSearchPage,
   },
 ];

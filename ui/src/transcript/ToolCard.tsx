@@ -16,6 +16,7 @@ import { ApprovalLine, RequestAnswered, RequestCard } from "./RequestCard";
 import { Diff } from "./Diff";
 import { JsonBlock, OutputBlock } from "./Output";
 import { IconChevron, ToolIcon } from "./icons";
+import { WebResults, webResults } from "./WebResults";
 import { toneClass } from "../shell/status";
 import { asRecord, countLines, fmtBytes, fmtDuration, fmtElapsed, num, str, useNow } from "./util";
 
@@ -108,6 +109,11 @@ function summary(t: ToolInfo): ComponentChildren {
       if (st == null) return null;
       return <span class="tool-meta">HTTP {st} · {str(r?.content_type)} · {fmtBytes(num(r?.bytes))}</span>;
     }
+    case "web_search": {
+      if (!r || r.ok !== true) return null;
+      const n = Array.isArray(r.results) ? r.results.length : 0;
+      return <span class="tool-meta" data-testid="web-search-count">{n} result{n === 1 ? "" : "s"}</span>;
+    }
     case "clarify": {
       const ans = str(r?.answer);
       return ans == null ? null : <span class="tool-meta">answered “{ans}”</span>;
@@ -166,7 +172,8 @@ function Readable({ t }: { t: ToolInfo }) {
   const content = t.name === "write_file" && typeof a?.content === "string" ? a.content : undefined;
   // run_command's output is under the head once the command ran; a
   // failure's output is the error line already shown.
-  const output = t.output && t.status !== "running" && !(t.name === "run_command" && r) && t.output.trim() !== (t.error ?? "").trim() ? t.output : "";
+  const output = t.output && t.status !== "running" && !(t.name === "run_command" && r) && !(t.name === "web_search" && r?.ok === true) &&
+    t.output.trim() !== (t.error ?? "").trim() ? t.output : "";
   return (
     <>
       {command != null && (
@@ -177,7 +184,7 @@ function Readable({ t }: { t: ToolInfo }) {
       )}
       {content != null && <OutputBlock text={content} label={`Content${typeof a?.path === "string" ? " · " + a.path : ""}`} maxLines={16} />}
       {output && <OutputBlock text={output} label="Output" maxLines={16} />}
-      {!command && content == null && !output && t.status === "ok" && <div class="tool-empty">No output.</div>}
+      {!command && content == null && !output && t.status === "ok" && t.name !== "web_search" && <div class="tool-empty">No output.</div>}
     </>
   );
 }
@@ -296,6 +303,7 @@ export function ToolCard({ tool: t, runId }: { tool: ToolInfo; runId?: string })
       {interrupted && <div class="tool-note" data-testid="tool-interrupted">{interruptedText(t.error!)}</div>}
       {waiting && (req ? <div class="tool-req"><RequestCard req={req} /></div> : <RequestAnswered />)}
       {diff != null && diff !== "" && <Diff diff={diff} truncated={r?.diff_truncated === true} />}
+      {t.name === "web_search" && done && t.status === "ok" && <WebResults results={webResults(t.result)} />}
       {cmdOutput ? <OutputBlock text={cmdOutput} follow={running} maxLines={running ? 10 : 8} class="cmd-out" /> : null}
       {!cmdOutput && running && live ? <OutputBlock text={live} follow maxLines={10} class="cmd-out" /> : null}
       {done && <McpImages t={t} />}

@@ -45,7 +45,7 @@ export function ToolIcon({ name, size }: { name: string; size?: number }) {
     case "write_file": case "edit_file": return <IconPencil {...p} />;
     case "list_dir": return <IconFolder {...p} />;
     case "grep": case "glob": return <IconSearch {...p} />;
-    case "web_fetch": return <IconGlobe {...p} />;
+    case "web_fetch": case "web_search": return <IconGlobe {...p} />;
     case "todo": return <IconList {...p} />;
     case "clarify": return <IconQuestion {...p} />;
     case "memory": case "skills": return <IconMemory {...p} />;
