@@ -31,7 +31,8 @@ type Proxy struct {
 }
 
 // NewProxy listens on a loopback port. onRefuse, if set, is told of every
-// refused host (the browser shows only an error page).
+// host the guard refused (the browser shows only an error page); failed
+// lookups and connections are not refusals.
 func NewProxy(g *Guard, onRefuse func(host string, err error), log *slog.Logger) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -71,15 +72,20 @@ func (p *Proxy) Close() error {
 }
 
 func (p *Proxy) refused(w http.ResponseWriter, host string, err error) {
-	if p.onRefuse != nil {
+	if p.onRefuse != nil && errors.Is(err, ErrBlocked) {
 		p.onRefuse(host, err)
 	}
 	status := http.StatusBadGateway
 	if errors.Is(err, ErrBlocked) {
 		status = http.StatusForbidden
 	}
+	w.Header().Set(RefusedHeader, "1")
 	http.Error(w, "caduceus: "+err.Error(), status)
 }
+
+// RefusedHeader marks the proxy's own error answers, so a browser's
+// driver can tell a refused page from a page that says 403.
+const RefusedHeader = "X-Caduceus-Refused"
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
