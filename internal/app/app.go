@@ -19,6 +19,7 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/api"
 	"github.com/caduceus-dev/caduceus/internal/auth"
+	"github.com/caduceus-dev/caduceus/internal/browser"
 	"github.com/caduceus-dev/caduceus/internal/changes"
 	"github.com/caduceus-dev/caduceus/internal/checkpoint"
 	"github.com/caduceus-dev/caduceus/internal/config"
@@ -64,7 +65,9 @@ type App struct {
 	ln     net.Listener
 	models *models.Registry
 	procs  *tool.ProcessTable
-	tel    *telemetry.Telemetry
+	// browser runs the sessions' browsers (h18-browser); nil when off.
+	browser *browser.Manager
+	tel     *telemetry.Telemetry
 	// metrics serves a runner process's /metrics (--metrics-addr); nil
 	// otherwise.
 	metrics *metricsServer
@@ -222,7 +225,20 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		memOf := func(scope string) *memory.Store { return memory.InStore(st, scope, nil) }
 		mem := memOf("")
 		a.procs = tool.NewProcessTable(0, 0, procReg)
-		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs})
+		// h18-browser: web_fetch and the browser connect through one guard.
+		guard, err := netGuard(cfg)
+		if err != nil {
+			a.close()
+			return nil, err
+		}
+		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs, Net: guard})
+		if a.browser, err = startBrowser(cfg, guard, log); err != nil {
+			a.close()
+			return nil, err
+		}
+		if a.browser != nil {
+			tools = withTools(tools, a.browser.Tools()...)
+		}
 		a.runner = runner.New(runner.Config{ID: runnerID, Lease: cfg.Lease, ApprovalTTL: cfg.ApprovalTTL, Version: cfg.Version, Redactor: red,
 			Memory: memOf, ApprovalMode: cfg.ApprovalMode, Grace: cfg.Grace, MaxConcurrent: cfg.MaxConcurrent, Processes: sweeper, LeaseOnly: shared(cfg),
 			Telemetry: a.tel, Checkpoints: runnerCheckpoints(chg), StuckRepeats: cfg.StuckRepeats},
@@ -267,7 +283,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
 	// Profiles (h16-profiles) enable tools by name: the builtin set, listed
 	// whether or not this process runs the agent.
-	toolSpecs := tool.Builtin(tool.Config{}).Specs()
+	toolSpecs := append(tool.Builtin(tool.Config{}).Specs(), browserSpecs(cfg)...) // h18-browser
 	svc.KnowTools(toolNames(toolSpecs))
 	a.control = svc
 	a.jobs = jobs.NewScheduler(st, a.w, svc, jobs.Config{}, log)
@@ -536,6 +552,9 @@ func (a *App) Run(ctx context.Context) error {
 // close stops the writer, exports the last spans and releases the metrics
 // listener, the bus and the store.
 func (a *App) close() error {
+	if a.browser != nil {
+		a.browser.Close() // h18-browser: the sessions' Chromiums end with the process
+	}
 	a.w.Close()
 	var err error
 	if a.metrics != nil {

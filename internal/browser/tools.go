@@ -510,3 +510,13 @@ func (m *Manager) closeTool(_ context.Context, env tool.Env, args json.RawMessag
 	}
 	return tool.Result{Status: event.ToolOK, Output: "browser closed", Data: Data{OK: true}}, nil
 }
+
+// Specs describes the browser tools without a browser, for the web tier's
+// list of the tools profiles may enable.
+func Specs() []provider.ToolSpec {
+	var specs []provider.ToolSpec
+	for _, t := range (&Manager{}).Tools() {
+		specs = append(specs, t.Spec())
+	}
+	return specs
+}
