@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/caduceus-dev/caduceus/internal/event"
 	"github.com/caduceus-dev/caduceus/internal/netguard"
 	"github.com/caduceus-dev/caduceus/internal/tool"
@@ -169,6 +171,9 @@ func TestBrowserTools(t *testing.T) {
 	if res, _ := c.call(NameClick, `{"selector": "#nothing"}`); res.Status != event.ToolError || !strings.Contains(res.Output, "no element") {
 		t.Fatalf("missing element: %s %s", res.Status, res.Output)
 	}
+	if res, _ := c.call(NameClick, `{"selector": "[["}`); res.Status != event.ToolError || !strings.Contains(res.Output, "not a valid CSS selector") {
+		t.Fatalf("bad selector: %s %s", res.Status, res.Output)
+	}
 	if res, _ := c.call(NameClick, `{"ref": "x; alert(1)"}`); res.Status != event.ToolError {
 		t.Fatalf("bad ref: %s %s", res.Status, res.Output)
 	}
@@ -250,5 +255,36 @@ func TestBrowserClosesWhenIdle(t *testing.T) {
 	}
 	if res, _ := c.call(NameRead, `{}`); res.Status != event.ToolError {
 		t.Fatalf("read after idle close: %s", res.Output)
+	}
+}
+
+// TestBrowserRestartsAfterACrash: Chromium killed under a session is
+// noticed; reading says no page is open, and the next open starts a new
+// browser that works.
+func TestBrowserRestartsAfterACrash(t *testing.T) {
+	site, _ := testSite(t)
+	m := newManager(t, []string{"page.test"}, 0)
+	c := newCaller(t, m)
+	c.ok(NameOpen, `{"url": "`+site+`/"}`)
+	s := m.existing("s1")
+	if s == nil {
+		t.Fatal("no browser after open")
+	}
+	proc := chromedp.FromContext(s.tab).Browser.Process()
+	if err := proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.alive() {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed browser still looks alive")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if res, _ := c.call(NameRead, `{}`); res.Status != event.ToolError || !strings.Contains(res.Output, "browser_open first") {
+		t.Fatalf("read after the crash: %s %s", res.Status, res.Output)
+	}
+	if _, d := c.ok(NameOpen, `{"url": "`+site+`/second"}`); d.Title != "Second" {
+		t.Fatalf("open after the crash: %+v", d)
 	}
 }

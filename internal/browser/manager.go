@@ -122,26 +122,60 @@ func (m *Manager) closeIdle(now time.Time) {
 	}
 }
 
-// session returns the session's browser, starting it if there is none.
+// session returns the session's browser, starting it if there is none or
+// if the one it had stopped (crashed, killed). Chromium starts outside the
+// lock, so other sessions' calls do not wait for it.
 func (m *Manager) session(id string) (*session, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if s, ok := m.sessions[id]; ok {
+	if s, ok := m.sessions[id]; ok && s.alive() {
+		m.mu.Unlock()
 		return s, nil
 	}
+	m.mu.Unlock()
+	m.drop(id)
 	s, err := m.start(id)
 	if err != nil {
 		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		s.close()
+		return nil, ErrClosed
+	}
+	if other, ok := m.sessions[id]; ok && other.alive() {
+		// Another call of the session started one meanwhile: keep that.
+		s.close()
+		return other, nil
 	}
 	m.sessions[id] = s
 	return s, nil
 }
 
+// drop forgets the session's browser if it stopped, and closes what is
+// left of it (proxy, profile).
+func (m *Manager) drop(id string) {
+	m.mu.Lock()
+	s, ok := m.sessions[id]
+	if ok && !s.alive() {
+		delete(m.sessions, id)
+	} else {
+		s = nil
+	}
+	m.mu.Unlock()
+	if s != nil {
+		m.log.Warn("browser had stopped", "session", id)
+		s.close()
+	}
+}
+
 // existing returns the session's browser if one runs.
 func (m *Manager) existing(id string) *session {
+	m.drop(id)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.sessions[id]

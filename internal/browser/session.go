@@ -74,6 +74,9 @@ func (s *session) nextShot() int {
 	return s.shots
 }
 
+// alive: the tab's context ends when Chromium exits, asked or not.
+func (s *session) alive() bool { return s.tab.Err() == nil }
+
 func (s *session) close() {
 	s.cancel() // ends the tab, then the browser process
 	s.proxy.Close()

@@ -179,7 +179,7 @@ func (m *Manager) act(ctx context.Context, env tool.Env, start bool, f func(ctx 
 			return fail(Data{}, fmt.Sprintf("cannot start the browser: %v", err)), nil
 		}
 	} else if s = m.existing(env.SessionID); s == nil {
-		return fail(Data{}, "no page is open: call browser_open first"), nil
+		return fail(Data{}, "no page is open (none was, or the browser closed or stopped): call browser_open first"), nil
 	}
 	s.begin()
 	defer s.end()
@@ -371,12 +371,18 @@ func (a targetArgs) selector() (string, error) {
 // wait for the element until the timeout.
 func present(ctx context.Context, sel string) error {
 	q, _ := json.Marshal(sel)
-	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { try { return !!document.querySelector(`+string(q)+`) } catch (e) { return false } })()`))
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { let e; try { e = document.querySelector(`+string(q)+
+		`) } catch (err) { return "invalid" } return !e ? "none" : e.getClientRects().length ? "ok" : "hidden" })()`))
 	if err != nil {
 		return err
 	}
-	if !ok {
+	switch state {
+	case "none":
 		return fmt.Errorf("no element matches %s (the page may have changed: read it again)", sel)
+	case "hidden":
+		return fmt.Errorf("the element %s is not visible", sel)
+	case "invalid":
+		return fmt.Errorf("%q is not a valid CSS selector", sel)
 	}
 	return nil
 }
