@@ -83,6 +83,9 @@ func TestBrowserToolsInTranscript(t *testing.T) {
 		c.Browser, c.BrowserIdle = exe, config.DefaultBrowserIdle
 		c.NetAllow, c.NetResolver = []string{"page.test"}, fakeDNS{}
 	})
+	if cap, listed := browserOffered(t, srv); !cap.Enabled || !listed {
+		t.Fatalf("browser on: capability %+v, listed %v", cap, listed)
+	}
 	sid := srv.NewSession(t)
 	run := srv.Send(t, sid, "browse")
 	srv.WaitStatus(t, run.ID, "completed")
@@ -145,3 +148,35 @@ func TestBrowserToolsInTranscript(t *testing.T) {
 }
 
 func clipBytes(b []byte) []byte { return b[:min(len(b), 80)] }
+
+// browserOffered reads GET /api/meta's browser capability and whether
+// GET /api/tools lists browser_open.
+func browserOffered(t *testing.T, srv *e2etest.Server) (cap struct {
+	Enabled bool   `json:"enabled"`
+	Reason  string `json:"reason"`
+}, listed bool) {
+	t.Helper()
+	var meta struct {
+		Capabilities struct {
+			Browser json.RawMessage `json:"browser"`
+		} `json:"capabilities"`
+	}
+	e2etest.Do(t, "GET", srv.URL+"/api/meta", nil, &meta)
+	if err := json.Unmarshal(meta.Capabilities.Browser, &cap); err != nil {
+		t.Fatalf("meta capabilities.browser %s: %v", meta.Capabilities.Browser, err)
+	}
+	var raw json.RawMessage
+	e2etest.Do(t, "GET", srv.URL+"/api/tools", nil, &raw)
+	return cap, strings.Contains(string(raw), `"browser_open"`)
+}
+
+// TestBrowserAbsentWhenOff: without --browser the tools are not offered
+// and /api/meta says why.
+func TestBrowserAbsentWhenOff(t *testing.T) {
+	t.Parallel()
+	srv := e2etest.StartServer(t, e2etest.Script(e2etest.Turn(e2etest.Text("hi"))))
+	cap, listed := browserOffered(t, srv)
+	if cap.Enabled || !strings.Contains(cap.Reason, "--browser") || listed {
+		t.Fatalf("browser off: capability %+v, listed %v", cap, listed)
+	}
+}

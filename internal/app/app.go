@@ -297,7 +297,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	conn := connBounds(cfg)
 	a.terms = newTerminals(cfg, log)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,
-		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
+		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner,
+		Browser: browserCapability(cfg)}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
 		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel,
 		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
 		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),

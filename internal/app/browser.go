@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/caduceus-dev/caduceus/internal/api"
 	"github.com/caduceus-dev/caduceus/internal/browser"
 	"github.com/caduceus-dev/caduceus/internal/config"
 	"github.com/caduceus-dev/caduceus/internal/netguard"
@@ -49,6 +50,19 @@ func startBrowser(cfg config.Config, g *netguard.Guard, log *slog.Logger) (*brow
 	return m, nil
 }
 
+// browserCapability says whether the browser tools are offered, and if
+// not, why (GET /api/meta). The web tier answers from its own host: a
+// separate runner host may have Chromium where it has not.
+func browserCapability(cfg config.Config) api.Capability {
+	switch {
+	case cfg.Browser == config.BrowserOff || cfg.Browser == "":
+		return api.Capability{Reason: "off: start Caduceus with --browser auto or --browser /path/to/chromium"}
+	case cfg.Browser == config.BrowserAuto && browser.FindChromium() == "":
+		return api.Capability{Reason: "--browser auto found no Chromium on this host (apt-get install chromium)"}
+	}
+	return api.Capability{Enabled: true}
+}
+
 // withTools is reg plus extra.
 func withTools(reg *tool.Registry, extra ...tool.Tool) *tool.Registry {
 	if len(extra) == 0 {
@@ -65,7 +79,7 @@ func withTools(reg *tool.Registry, extra ...tool.Tool) *tool.Registry {
 // browserSpecs are the browser tools profiles may enable: listed when the
 // browser is configured, whichever process runs it.
 func browserSpecs(cfg config.Config) []provider.ToolSpec {
-	if cfg.Browser == config.BrowserOff || cfg.Browser == "" {
+	if !browserCapability(cfg).Enabled {
 		return nil
 	}
 	return browser.Specs()
