@@ -40,6 +40,10 @@ const (
 	MaxReadChars     = 100000
 )
 
+// MaxScreenshotBytes bounds one screenshot file: a full-page capture of
+// an endless page would otherwise fill the workspace.
+const MaxScreenshotBytes = 16 << 20
+
 // ScreenshotDir is where screenshots are saved, relative to the session's
 // workspace, next to the composer's uploads.
 const ScreenshotDir = ".caduceus/screenshots"
@@ -483,6 +487,9 @@ func (m *Manager) screenshot(ctx context.Context, env tool.Env, args json.RawMes
 		png, err := chromedp.Run(ctx, shot)
 		if err != nil {
 			return tool.Result{}, err
+		}
+		if len(png) > MaxScreenshotBytes {
+			return fail(Data{}, fmt.Sprintf("the screenshot is %d bytes, over the %d byte limit: take the window instead of the full page", len(png), MaxScreenshotBytes)), nil
 		}
 		att, err := save(env.Workspace, png, s.nextShot())
 		if err != nil {

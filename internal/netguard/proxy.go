@@ -83,6 +83,11 @@ func (p *Proxy) refused(w http.ResponseWriter, host string, err error) {
 	http.Error(w, "caduceus: "+err.Error(), status)
 }
 
+// hopByHop are the headers of one connection (RFC 9110, 7.6.1), not passed
+// on by a proxy.
+var hopByHop = map[string]bool{"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true,
+	"Proxy-Authorization": true, "Proxy-Connection": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true}
+
 // RefusedHeader marks the proxy's own error answers, so a browser's
 // driver can tell a refused page from a page that says 403.
 const RefusedHeader = "X-Caduceus-Refused"
@@ -107,6 +112,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	for k, vs := range resp.Header {
+		if hopByHop[http.CanonicalHeaderKey(k)] {
+			continue
+		}
 		for _, v := range vs {
 			w.Header().Add(k, v)
 		}
