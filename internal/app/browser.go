@@ -43,7 +43,7 @@ func startBrowser(cfg config.Config, g *netguard.Guard, log *slog.Logger) (*brow
 	if exe == "" {
 		return nil, nil
 	}
-	m, err := browser.New(browser.Config{ExecPath: exe, Guard: g, IdleTimeout: cfg.BrowserIdle, Log: log.With("part", "browser")})
+	m, err := browser.New(browser.Config{ExecPath: exe, Guard: g, IdleTimeout: cfg.BrowserIdle, Sandbox: cfg.BrowserSandbox, Log: log.With("part", "browser")})
 	if err != nil {
 		return nil, fmt.Errorf("browser: %w", err)
 	}

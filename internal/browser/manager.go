@@ -33,6 +33,10 @@ type Config struct {
 	IdleTimeout time.Duration
 	// ActionTimeout bounds one tool call's work in the page.
 	ActionTimeout time.Duration
+	// Sandbox keeps Chromium's sandbox on. Off by default: it fails to
+	// start as root or in a container without user namespaces; the
+	// network guard confines the page either way.
+	Sandbox bool
 	// Width and Height are the window's size in CSS pixels.
 	Width, Height int
 	Log           *slog.Logger
@@ -237,7 +241,6 @@ func (m *Manager) start(id string) (*session, error) {
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(m.cfg.ExecPath),
-		chromedp.NoSandbox, // runs as the server's user, often in a container without user namespaces
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.UserDataDir(dir),
@@ -252,6 +255,9 @@ func (m *Manager) start(id string) (*session, error) {
 		// No calls home: they would only be refused or leak the session.
 		chromedp.Flag("disable-features", "HttpsUpgrades,AutofillServerCommunication,OptimizationHints,MediaRouter,Translate"),
 	)
+	if !m.cfg.Sandbox {
+		opts = append(opts, chromedp.NoSandbox)
+	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	tab, cancelTab := chromedp.NewContext(allocCtx)
 	// The first Run starts the browser, with the tab's own context (a

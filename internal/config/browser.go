@@ -23,6 +23,9 @@ type Network struct {
 	Browser string
 	// BrowserIdle closes a session's browser unused for this long.
 	BrowserIdle time.Duration
+	// BrowserSandbox keeps Chromium's own sandbox on (it needs user
+	// namespaces, or a non-root user with the setuid helper).
+	BrowserSandbox bool
 	// NetResolver resolves names for the guard; nil is the system's. Not
 	// a flag: tests make a name resolve to 127.0.0.1 with it.
 	NetResolver interface {
@@ -50,6 +53,7 @@ func (n *Network) flags(fs *flag.FlagSet, getenv func(string) string) error {
 		return err
 	}
 	fs.DurationVar(&n.BrowserIdle, "browser-idle", idle, "close a session's browser unused this long (env CADUCEUS_BROWSER_IDLE)")
+	fs.BoolVar(&n.BrowserSandbox, "browser-sandbox", getenv("CADUCEUS_BROWSER_SANDBOX") == "1", "keep Chromium's sandbox on; needs user namespaces (env CADUCEUS_BROWSER_SANDBOX=1)")
 	return nil
 }
 
