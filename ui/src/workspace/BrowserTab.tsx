@@ -42,8 +42,8 @@ export function BrowserTab({ session }: TabProps) {
   const v = browserView(session);
   return (
     <div class="browser-tab" data-testid="browser-tab">
-      <section class="browser-page" aria-label="Current page">
-        <h3 class="browser-h">{v.closed ? "Last page (browser closed)" : "Current page"}</h3>
+      <section class="browser-page" aria-label="Latest page">
+        <h3 class="browser-h">{v.closed ? "Latest page (browser closed)" : "Latest page"}</h3>
         {v.page ? (
           <p class="browser-url" data-testid="browser-page">
             <span class="browser-title">{v.page.title || "(untitled)"}</span>
