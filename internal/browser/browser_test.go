@@ -270,6 +270,7 @@ func TestBrowserRestartsAfterACrash(t *testing.T) {
 	if s == nil {
 		t.Fatal("no browser after open")
 	}
+	s.end()
 	proc := chromedp.FromContext(s.tab).Browser.Process()
 	if err := proc.Kill(); err != nil {
 		t.Fatal(err)

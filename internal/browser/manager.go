@@ -127,8 +127,10 @@ func (m *Manager) closeIdle(now time.Time) {
 }
 
 // session returns the session's browser, starting it if there is none or
-// if the one it had stopped (crashed, killed). Chromium starts outside the
-// lock, so other sessions' calls do not wait for it.
+// if the one it had stopped (crashed, killed), counted busy (the caller
+// ends it): it is marked under the lock the reaper holds, so a browser
+// that just started, or idled until now, is not closed under the call.
+// Chromium starts outside the lock, so other sessions' calls do not wait.
 func (m *Manager) session(id string) (*session, error) {
 	m.mu.Lock()
 	if m.closed {
@@ -136,6 +138,7 @@ func (m *Manager) session(id string) (*session, error) {
 		return nil, ErrClosed
 	}
 	if s, ok := m.sessions[id]; ok && s.alive() {
+		s.begin()
 		m.mu.Unlock()
 		return s, nil
 	}
@@ -153,10 +156,12 @@ func (m *Manager) session(id string) (*session, error) {
 	}
 	if other, ok := m.sessions[id]; ok && other.alive() {
 		// Another call of the session started one meanwhile: keep that.
-		s.close()
+		other.begin()
+		s.close() // rare: two first calls of one session raced
 		return other, nil
 	}
 	m.sessions[id] = s
+	s.begin()
 	return s, nil
 }
 
@@ -177,12 +182,17 @@ func (m *Manager) drop(id string) {
 	}
 }
 
-// existing returns the session's browser if one runs.
+// existing returns the session's browser if one runs, counted busy like
+// session's.
 func (m *Manager) existing(id string) *session {
 	m.drop(id)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.sessions[id]
+	s := m.sessions[id]
+	if s != nil {
+		s.begin()
+	}
+	return s
 }
 
 // CloseSession closes the session's browser; false if none ran.

@@ -185,8 +185,7 @@ func (m *Manager) act(ctx context.Context, env tool.Env, start bool, f func(ctx 
 	} else if s = m.existing(env.SessionID); s == nil {
 		return fail(Data{}, "no page is open (none was, or the browser closed or stopped): call browser_open first"), nil
 	}
-	s.begin()
-	defer s.end()
+	defer s.end() // session and existing counted it busy
 	s.op.Lock()
 	defer s.op.Unlock()
 	// The tab's context carries chromedp's state; the call's deadline and
