@@ -45,6 +45,8 @@ type Info struct {
 	// RunnerMode is where runs execute: "inprocess", or "none" when
 	// separate runner processes execute them.
 	RunnerMode string
+	// Browser is whether the agent's browser tools are offered (h18-browser).
+	Browser Capability
 }
 
 // Options tune the API. Zero values mean the defaults.

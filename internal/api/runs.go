@@ -364,6 +364,7 @@ func (a *API) meta(w http.ResponseWriter, r *http.Request) {
 			"approval_choices": control.ApprovalChoices(),
 			"stream_resume":    []string{"Last-Event-ID", "after"},
 			"run_statuses":     run.All(),
+			"browser":          a.info.Browser, // h18-browser
 		},
 	})
 }

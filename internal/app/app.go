@@ -19,6 +19,7 @@ import (
 
 	"github.com/caduceus-dev/caduceus/internal/api"
 	"github.com/caduceus-dev/caduceus/internal/auth"
+	"github.com/caduceus-dev/caduceus/internal/browser"
 	"github.com/caduceus-dev/caduceus/internal/changes"
 	"github.com/caduceus-dev/caduceus/internal/checkpoint"
 	"github.com/caduceus-dev/caduceus/internal/config"
@@ -67,7 +68,9 @@ type App struct {
 	ln     net.Listener
 	models *models.Registry
 	procs  *tool.ProcessTable
-	tel    *telemetry.Telemetry
+	// browser runs the sessions' browsers (h18-browser); nil when off.
+	browser *browser.Manager
+	tel     *telemetry.Telemetry
 	// metrics serves a runner process's /metrics (--metrics-addr); nil
 	// otherwise.
 	metrics *metricsServer
@@ -231,7 +234,20 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		memOf := func(scope string) *memory.Store { return memory.InStore(st, scope, nil) }
 		mem := memOf("")
 		a.procs = tool.NewProcessTable(0, 0, procReg)
-		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs, WebSearch: webSearch})
+		// h18-browser: web_fetch and the browser connect through one guard.
+		guard, err := netGuard(cfg)
+		if err != nil {
+			a.close()
+			return nil, err
+		}
+		tools := tool.Builtin(tool.Config{Memory: mem, Skills: skills.Library, Processes: a.procs, WebSearch: webSearch, Net: guard})
+		if a.browser, err = startBrowser(cfg, guard, log); err != nil {
+			a.close()
+			return nil, err
+		}
+		if a.browser != nil {
+			tools = withTools(tools, a.browser.Tools()...)
+		}
 		// Subagents (h18-delegate): the delegate tool makes child sessions
 		// and queues their runs through a control service of its own, as
 		// the job scheduler does, so a runner process can delegate alone.
@@ -288,7 +304,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	svc := control.NewService(st, a.w, cfg.Workspace, control.RetryPolicy{Max: cfg.MaxRetries, Backoff: cfg.RetryBackoff})
 	// Profiles (h16-profiles) enable tools by name: the builtin set, listed
 	// whether or not this process runs the agent.
-	toolSpecs := tool.Builtin(tool.Config{}).With(tool.NewDelegate(nil)).Specs()
+	toolSpecs := append(tool.Builtin(tool.Config{}).With(tool.NewDelegate(nil)).Specs(), browserSpecs(cfg)...) // h18-browser
 	svc.KnowTools(toolNames(toolSpecs))
 	a.control = svc
 	a.jobs = jobs.NewScheduler(st, a.w, svc, jobs.Config{}, log)
@@ -302,7 +318,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	conn := connBounds(cfg)
 	a.terms = newTerminals(cfg, log)
 	ap := api.New(st, svc, a.hub, api.Info{Version: cfg.Version, SchemaVersion: schema,
-		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
+		DefaultModel: reg.Default(), Demo: reg.DemoOnly(), RunnerMode: cfg.Runner,
+		Browser: browserCapability(cfg)}, api.Options{LeaseWindow: 3 * cfg.Lease, Models: reg, Writes: a.w,
 		StreamWriteTimeout: conn.WriteTimeout, MaxStreamsPerAddr: conn.MaxStreamsPerAddr, Streams: a.tel, Tracer: a.tel,
 		Identity: ident, SecureCookies: cfg.SecureCookies, GitEmailDomain: cfg.GitEmailDomain, Uploads: uploadLimits(cfg), Images: reg,
 		Terminals: a.terms, Origins: guard.Origins(), Redactor: red, Changes: apiChanges(chg), Checkpoints: editCheckpoints(chg),
@@ -563,6 +580,9 @@ func (a *App) Run(ctx context.Context) error {
 // close stops the writer, exports the last spans and releases the metrics
 // listener, the bus and the store.
 func (a *App) close() error {
+	if a.browser != nil {
+		a.browser.Close() // h18-browser: the sessions' Chromiums end with the process
+	}
 	a.w.Close()
 	var err error
 	if a.mcp != nil {

@@ -128,6 +128,9 @@ type Config struct {
 	KeepOrphans bool
 	// Observability (see telemetry.go).
 	Telemetry
+	// The network tools' confinement and the browser (h18-browser; see
+	// browser.go).
+	Network
 }
 
 // Where runs execute.
@@ -261,6 +264,9 @@ func parse(cmd string, args []string, getenv func(string) string) (Config, error
 		fs.DurationVar(d.p, d.name, def, d.usage+" (env "+d.env+")")
 	}
 	c.Telemetry.flags(fs, cmd, getenv)
+	if err := c.Network.flags(fs, getenv); err != nil { // h18-browser
+		return c, err
+	}
 	killOrphans := fs.Bool("kill-orphans", getenv("CADUCEUS_KILL_ORPHANS") != "0",
 		"kill the background processes a runner that died left behind when a sweep finds them; false lists them as orphaned in the console, for a person to kill (env CADUCEUS_KILL_ORPHANS=0 for false)")
 	if err := fs.Parse(args); err != nil {
@@ -359,6 +365,9 @@ func (c *Config) finish() error {
 		return errors.New("stuck-repeats must be at most 1000")
 	case c.CheckpointMaxBytes < 0:
 		return errors.New("checkpoint-max-bytes must not be negative (0 never prunes)")
+	}
+	if err := c.Network.check(); err != nil { // h18-browser
+		return err
 	}
 	if err := c.Telemetry.check(); err != nil {
 		return err

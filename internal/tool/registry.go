@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/memory"
+	"github.com/caduceus-dev/caduceus/internal/netguard"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 	"github.com/caduceus-dev/caduceus/internal/skill"
 )
@@ -69,9 +70,15 @@ type Config struct {
 	// WebSearch backs web_search; nil (or no back-end configured) leaves
 	// it out of the tools a run offers (Registry.Available).
 	WebSearch WebSearcher
-	// HTTPClient makes web_fetch's requests; nil means a plain client.
-	// Redirects are limited and the timeout applied whatever client is given.
+	// HTTPClient makes web_fetch's requests; nil means a client that dials
+	// through Net. Redirects are limited and the timeout applied whatever
+	// client is given.
 	HTTPClient *http.Client
+	// Net confines web_fetch's connections (when HTTPClient is nil): a name
+	// that resolves to a private address is refused unless Net allows it.
+	// Nil means a guard with the defaults (every private address refused
+	// but the one a person approved by name; see webFetch.client).
+	Net *netguard.Guard
 }
 
 func (c Config) withDefaults() Config {

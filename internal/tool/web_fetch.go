@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/caduceus-dev/caduceus/internal/event"
+	"github.com/caduceus-dev/caduceus/internal/netguard"
 	"github.com/caduceus-dev/caduceus/internal/provider"
 )
 
@@ -134,11 +135,20 @@ func (t webFetch) timeout() time.Duration {
 
 // client returns the configured client with our redirect rule. The copy
 // leaves the caller's client as it was.
-func (t webFetch) client() *http.Client {
+//
+// Without a configured client, connections go through the guard. The
+// approval policy reads the URL's text: a call to "localhost" or
+// "10.0.0.5" was put to a person, who agreed, so that one host is dialled
+// as named. Any other host, including a redirect's, is resolved and
+// refused if an address is private: the text check cannot see that
+// "evil.example" resolves to 127.0.0.1.
+func (t webFetch) client(approved string) *http.Client {
 	c := &http.Client{Timeout: t.timeout()}
 	if t.cfg.HTTPClient != nil {
 		cc := *t.cfg.HTTPClient
 		c = &cc
+	} else {
+		c.Transport = t.transport(approved)
 	}
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) > MaxFetchRedirects {
@@ -150,6 +160,24 @@ func (t webFetch) client() *http.Client {
 		return nil
 	}
 	return c
+}
+
+func (t webFetch) transport(approved string) *http.Transport {
+	g := t.cfg.Net
+	if g == nil {
+		g, _ = netguard.New(netguard.Config{}) // no entries: cannot fail
+	}
+	var direct net.Dialer
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil // a proxy would resolve names where the guard cannot see
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(addr)
+		if err == nil && approved != "" && strings.EqualFold(host, approved) {
+			return direct.DialContext(ctx, network, addr)
+		}
+		return g.DialContext(ctx, network, addr)
+	}
+	return tr
 }
 
 func (t webFetch) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
@@ -182,7 +210,15 @@ func (t webFetch) Run(ctx context.Context, env Env, args json.RawMessage) (Resul
 	}
 	req.Header.Set("User-Agent", fetchUserAgent)
 	req.Header.Set("Accept", "text/html, text/plain;q=0.9, application/json;q=0.9, text/*;q=0.8, */*;q=0.1")
-	resp, err := t.client().Do(req)
+	var approved string // see client
+	if netguard.PrivateName(u.Hostname()) {
+		approved = u.Hostname()
+	}
+	client := t.client(approved)
+	if tr, ok := client.Transport.(*http.Transport); ok && t.cfg.HTTPClient == nil {
+		defer tr.CloseIdleConnections()
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return fail(err)
 	}
@@ -280,6 +316,8 @@ func describeFetchError(ctx context.Context, err error, host string, timeout tim
 		}
 	}
 	switch {
+	case errors.Is(err, netguard.ErrBlocked):
+		return event.ToolError, fmt.Sprintf("fetch refused: %v", cause)
 	case errors.Is(err, errTooManyRedirects):
 		return event.ToolError, fmt.Sprintf("fetch failed: %v", errTooManyRedirects)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():

@@ -14,6 +14,8 @@ import { sessionPath } from "../state/store";
 import { useStore } from "../state/context";
 import { ApprovalLine, RequestAnswered, RequestCard } from "./RequestCard";
 import { Diff } from "./Diff";
+import { MessageAttachments } from "./Attachments";
+import type { Attachment } from "../state/types";
 import { JsonBlock, OutputBlock } from "./Output";
 import { IconChevron, ToolIcon } from "./icons";
 import { WebResults, webResults } from "./WebResults";
@@ -113,6 +115,18 @@ function summary(t: ToolInfo): ComponentChildren {
       if (!r || r.ok !== true) return null;
       const n = Array.isArray(r.results) ? r.results.length : 0;
       return <span class="tool-meta" data-testid="web-search-count">{n} result{n === 1 ? "" : "s"}</span>;
+    }
+    case "browser_open": case "browser_read": case "browser_click": case "browser_type": case "browser_scroll": case "browser_screenshot": {
+      // The page the call left the browser on, and what the network guard
+      // refused on the way (h18-browser).
+      const refused = Array.isArray(r?.refused) ? r!.refused.length : 0;
+      const title = str(r?.title) || str(r?.url);
+      if (!title && !refused) return null;
+      return (
+        <span class="tool-meta" title={str(r?.url)}>
+          {title}{refused ? ` · ${refused} refused` : ""}
+        </span>
+      );
     }
     case "clarify": {
       const ans = str(r?.answer);
@@ -264,6 +278,9 @@ export function ToolCard({ tool: t, runId }: { tool: ToolInfo; runId?: string })
   const dur = done && t.duration_ms ? fmtDuration(t.duration_ms) : "";
   const r = asRecord(t.result);
   const diff = t.name === "edit_file" ? str(r?.diff) : undefined;
+  // A browser screenshot is a PNG in the workspace, described like an
+  // attachment: shown as one, without expanding the card.
+  const shot = t.name === "browser_screenshot" ? (asRecord(r?.screenshot) as Attachment | null) : null;
   const live = t.live_output ?? (running ? t.output : undefined);
   // Command output stays visible (it is what people look for); a command
   // that never ran (denied, cancelled before start) has only its error.
@@ -304,6 +321,7 @@ export function ToolCard({ tool: t, runId }: { tool: ToolInfo; runId?: string })
       {waiting && (req ? <div class="tool-req"><RequestCard req={req} /></div> : <RequestAnswered />)}
       {diff != null && diff !== "" && <Diff diff={diff} truncated={r?.diff_truncated === true} />}
       {t.name === "web_search" && done && t.status === "ok" && <WebResults results={webResults(t.result)} />}
+      {shot && typeof shot.path === "string" && <div class="tool-shot" data-testid="tool-screenshot"><MessageAttachments items={[shot]} /></div>}
       {cmdOutput ? <OutputBlock text={cmdOutput} follow={running} maxLines={running ? 10 : 8} class="cmd-out" /> : null}
       {!cmdOutput && running && live ? <OutputBlock text={live} follow maxLines={10} class="cmd-out" /> : null}
       {done && <McpImages t={t} />}

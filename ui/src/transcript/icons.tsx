@@ -49,6 +49,6 @@ export function ToolIcon({ name, size }: { name: string; size?: number }) {
     case "todo": return <IconList {...p} />;
     case "clarify": return <IconQuestion {...p} />;
     case "memory": case "skills": return <IconMemory {...p} />;
-    default: return <IconWrench {...p} />;
+    default: return name.startsWith("browser_") ? <IconGlobe {...p} /> : <IconWrench {...p} />;
   }
 }

@@ -14,6 +14,7 @@ import { FilesTab } from "./FilesTab";
 import { GitTab } from "./GitTab";
 import { PANE_TABS, type PaneTab } from "./tab";
 import { TerminalTab } from "./TerminalTab";
+import { BrowserTab, usedBrowser } from "./BrowserTab";
 
 export function WorkspacePane({ session }: { session: SessionState | null }) {
   const view = useView();
@@ -24,7 +25,7 @@ export function WorkspacePane({ session }: { session: SessionState | null }) {
     <aside class={"activity-pane ws-pane" + (tab === "activity" ? "" : " wide")} id="activity-pane" aria-label="Workspace">
       <div class="pane-head ws-head">
         <div class="ws-tabs" role="tablist" aria-label="Workspace views">
-          {PANE_TABS.map((t) => (
+          {PANE_TABS.filter((t) => t.id !== "browser" || tab === "browser" || usedBrowser(session)).map((t) => (
             <button
               type="button"
               role="tab"
@@ -61,6 +62,7 @@ function TabBody({ tab, session, canOperate }: { tab: PaneTab; session: SessionS
     case "changes": return <ChangesTab session={session} canOperate={canOperate} />;
     case "git": return <GitTab session={session} canOperate={canOperate} />;
     case "terminal": return <TerminalTab session={session} canOperate={canOperate} />;
+    case "browser": return <BrowserTab session={session} canOperate={canOperate} />;
     default: return <ActivityPanel session={session} />;
   }
 }
