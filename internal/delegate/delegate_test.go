@@ -134,7 +134,9 @@ func TestStopCancelsChildrenOnlyWithTheParent(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			// Long enough for a loaded machine to queue the children (CI:
+			// 100 ms was not); nothing runs them, so the deadline ends it.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			out, err := f.d.Delegate(ctx, f.env("call-1"), tasks("a", "b", "c"))
 			if !errors.Is(err, context.DeadlineExceeded) || len(out) != 3 {
