@@ -108,10 +108,19 @@ func (s *Service) Delegate(ctx context.Context, env tool.Env, tasks []tool.Deleg
 	tick := time.NewTicker(s.cfg.Poll)
 	defer tick.Stop()
 	for {
+		// A ctx that ends inside startDue or collect (a queueing Do
+		// withdrawn, say) ends the call as one that ends while it waits:
+		// the children already queued are cancelled with a cancelled parent.
 		if err := s.startDue(ctx, env, kids); err != nil {
+			if ctx.Err() != nil {
+				s.stop(env, kids)
+			}
 			return s.outcomes(kids), err
 		}
 		if err := s.collect(ctx, env, kids); err != nil {
+			if ctx.Err() != nil {
+				s.stop(env, kids)
+			}
 			return s.outcomes(kids), err
 		}
 		if allDone(kids) {
